@@ -1,0 +1,90 @@
+// The commit log: what an embedding key-value store opens, appends to, and
+// closes. Read segment/FORMAT.md for what lands on disk and
+// commitlog/replayer.h for reading it back after a crash.
+//
+// The write path, in the order a newcomer should read the files:
+//   append() -> SegmentChain::active() -> MappedSegment::reserve() (one CAS)
+//   -> MappedSegment::write_entry() (one copy into the mapping)
+//   -> SyncPolicy::after_append() (policies/) -> SyncThread (marker, msync)
+//   -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
+//
+// Threads: the log runs two of its own, the segment allocator and the sync
+// thread. Every public member may be called concurrently from plain threads
+// and from Boost.Fiber fibers on any number of threads; a call that waits for
+// durability suspends only the calling fiber.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "commitlog/options.h"
+#include "commitlog/position.h"
+#include "segment/status.h"
+
+namespace commitlog {
+
+struct Mutation {
+  uint32_t table = 0;
+  std::span<const std::byte> payload;
+};
+
+struct AppendedRange {
+  Position first;  // the first mutation's position
+  Position last;   // the last one's; durable implies all are
+};
+
+struct CommitLogStats {
+  uint64_t flushes = 0;            // syncs that made data durable (msync/fdatasync rounds)
+  uint64_t seals = 0;              // marker-only rounds (periodic)
+  uint64_t flushed_mutations = 0;  // mutations made durable
+  uint64_t flush_nanos = 0;        // total time in flush rounds
+  uint64_t segment_switches = 0;
+  uint64_t allocation_waits = 0;   // times a producer waited for a new segment
+  uint64_t producers_waiting = 0;  // right now
+  Position durable;                // everything before this is durable
+};
+
+class CommitLog {
+ public:
+  // Opens a new log in options.directory (created if missing), continuing
+  // the segment ids above those already there. Existing segments are left
+  // alone: replay them first (commitlog/replayer.h).
+  static Result<std::unique_ptr<CommitLog>> open(const Options& options);
+  ~CommitLog();  // close()
+
+  CommitLog(const CommitLog&) = delete;
+  CommitLog& operator=(const CommitLog&) = delete;
+
+  // Appends one mutation and then does what the sync policy says (return at
+  // once, or wait until durable). A payload larger than max_mutation_size is
+  // refused and nothing is written. After a failed sync (commit_failure_policy
+  // stop) every append returns that error.
+  Result<Position> append(uint32_t table, std::span<const std::byte> payload);
+  Result<Position> append(uint32_t table, std::string_view payload) {
+    return append(table, std::as_bytes(std::span(payload.data(), payload.size())));
+  }
+  // Appends many mutations with one space reservation per segment they land
+  // in, then applies the policy once for all of them. All or nothing is
+  // validated up front: one oversized mutation refuses the whole batch.
+  Result<AppendedRange> append_batch(std::span<const Mutation> mutations);
+
+  // Waits until `position` (returned by an append) is durable.
+  Status wait_durable(Position position);
+  // Makes everything appended so far durable, and waits for it.
+  Status sync();
+  // Flushes everything, finishes the active segment and stops the log's
+  // threads. Further appends fail with kClosed. Idempotent.
+  Status close();
+
+  CommitLogStats stats() const;
+  const Options& options() const;
+
+ private:
+  struct Impl;
+  explicit CommitLog(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace commitlog

@@ -1,0 +1,64 @@
+// The durable watermark and the producers waiting on it.
+//
+// The sync thread advances the watermark after each flush and wakes, in one
+// notify, every producer it covers. A producer on a Boost.Fiber fiber suspends
+// only its fiber; one on a plain thread blocks that thread (Boost.Fiber gives
+// every thread a scheduler, so one condition variable serves both).
+//
+// Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
+// where the ordinal counts the segments this process created. Entries of
+// segments from before the process started are always durable.
+//
+// Thread-safety: every member is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include <boost/fiber/condition_variable.hpp>
+
+#include "policies/sync_policy.h"
+#include "segment/status.h"
+
+namespace commitlog {
+
+class DurableWaiters {
+ public:
+  static constexpr unsigned kOffsetBits = 40;
+  static uint64_t pack(uint64_t ordinal, uint64_t offset) { return (ordinal << kOffsetBits) | offset; }
+
+  // True when the entry at `packed` is durable.
+  bool durable(uint64_t packed) const { return packed < durable_.load(std::memory_order_acquire); }
+  uint64_t durable_packed() const { return durable_.load(std::memory_order_acquire); }
+  TimePoint last_flush_started() const;
+
+  // Blocks (the fiber, or the thread) until `packed` is durable or the log
+  // failed. Returns the failure, if any.
+  Status wait_durable(uint64_t packed);
+  // Blocks until a flush that started after `since` has completed.
+  Status wait_flush_started_after(TimePoint since);
+  size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
+
+  // Sync thread: everything below `packed` is durable, flushed by a flush
+  // that started at `flush_started`. Wakes the waiters.
+  void advance(uint64_t packed, TimePoint flush_started);
+  // Makes every current and future wait return `error` (sticky).
+  void fail(const Status& error);
+  // The sticky error, or ok.
+  Status error() const;
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+
+ private:
+  void notify();
+
+  std::atomic<uint64_t> durable_{0};
+  std::atomic<int64_t> last_flush_started_ns_{0};
+  std::atomic<size_t> waiting_{0};
+  std::atomic<bool> failed_{false};
+  mutable std::mutex mu_;
+  Status error_;  // guarded by mu_
+  boost::fibers::condition_variable_any cv_;
+};
+
+}  // namespace commitlog

@@ -1,0 +1,20 @@
+// A place in the log: the segment id and the offset of an entry's first byte.
+// Positions are totally ordered: by segment id, then offset. An entry is
+// durable once the log's durable position is greater than its position.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+
+namespace commitlog {
+
+struct Position {
+  uint64_t segment = 0;
+  uint64_t offset = 0;
+
+  auto operator<=>(const Position&) const = default;
+  std::string to_string() const { return std::to_string(segment) + ":" + std::to_string(offset); }
+};
+
+}  // namespace commitlog

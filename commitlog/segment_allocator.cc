@@ -1,0 +1,94 @@
+#include "commitlog/segment_allocator.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace commitlog {
+namespace {
+
+uint64_t now_us() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
+Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir) {
+  auto names = fs.list(dir);
+  if (!names.ok()) return names.status();
+  uint64_t next = now_us() / 1000;
+  for (const auto& name : *names) {
+    if (auto id = parse_segment_file_name(name)) next = std::max(next, *id + 1);
+  }
+  return next;
+}
+
+SegmentAllocator::SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity,
+                                   uint16_t flags, uint64_t first_id)
+    : fs_(fs),
+      dir_(std::move(dir)),
+      capacity_(capacity),
+      flags_(flags),
+      first_id_(first_id),
+      next_id_(first_id),
+      thread_([this] { run(); }) {}
+
+SegmentAllocator::~SegmentAllocator() { stop(); }
+
+void SegmentAllocator::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    if (error_.ok()) error_ = Status::closed("the segment allocator is stopped");
+  }
+  cv_.notify_all();
+  thread_.join();
+  if (ready_) {
+    std::string path = ready_->path();
+    ready_.reset();
+    // An unused segment holds no data; leaving it would only cost space.
+    fs_.remove(path).ignore();
+    fs_.sync_dir(dir_).ignore();
+  }
+}
+
+void SegmentAllocator::run() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });
+    if (stopping_) return;
+    const uint64_t id = next_id_;
+    SegmentFileInfo info{id, capacity_, flags_, id == first_id_ ? 0 : id - 1};
+    lock.unlock();
+    auto segment = MappedSegment::create(fs_, dir_, info, now_us());
+    lock.lock();
+    if (segment.ok()) {
+      ready_ = std::move(segment).value();
+      ++next_id_;
+    } else {
+      error_ = segment.status();
+    }
+    cv_.notify_all();
+  }
+}
+
+Result<std::unique_ptr<MappedSegment>> SegmentAllocator::take() {
+  std::unique_lock lock(mu_);
+  if (!ready_ && error_.ok()) {
+    ++waits_;
+    cv_.wait(lock, [&] { return ready_ != nullptr || !error_.ok(); });
+  }
+  if (!ready_) return error_;
+  auto segment = std::move(ready_);
+  cv_.notify_all();
+  return segment;
+}
+
+uint64_t SegmentAllocator::waits() const {
+  std::lock_guard lock(mu_);
+  return waits_;
+}
+
+}  // namespace commitlog

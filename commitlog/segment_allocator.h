@@ -1,0 +1,63 @@
+// Keeps the next segment ready: a background thread creates, preallocates,
+// maps and syncs it ahead of time, so in steady state a producer that fills a
+// segment switches to the next one without waiting for a file to be created.
+// waits() counts the times a producer had to wait anyway.
+//
+// Segment ids are consecutive within a process, starting above every id
+// already on disk (and above the wall clock in milliseconds, as Cassandra
+// does, so ids keep increasing after every segment was deleted).
+//
+// Thread-safety: take() may be called from any thread; one at a time is the
+// expected use (the log calls it under its switch lock).
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "segment/mapped_segment.h"
+
+namespace commitlog {
+
+class SegmentAllocator {
+ public:
+  SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity, uint16_t flags,
+                   uint64_t first_id);
+  ~SegmentAllocator();  // stop()
+
+  // Stops the thread and removes a prepared, unused segment. Idempotent;
+  // take() fails afterwards.
+  void stop();
+
+  // The next segment, waiting for it if it is not ready yet. An error from
+  // creating it (ENOSPC, EIO) is returned here.
+  Result<std::unique_ptr<MappedSegment>> take();
+  uint64_t waits() const;
+  uint64_t first_id() const { return first_id_; }
+
+ private:
+  void run();
+
+  FileSystem& fs_;
+  const std::string dir_;
+  const uint64_t capacity_;
+  const uint16_t flags_;
+  const uint64_t first_id_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t next_id_;                          // guarded by mu_
+  std::unique_ptr<MappedSegment> ready_;      // guarded by mu_
+  Status error_;                              // guarded by mu_
+  uint64_t waits_ = 0;                        // guarded by mu_
+  bool stopping_ = false;                     // guarded by mu_
+  std::thread thread_;
+};
+
+// The first id for a new process: above every existing segment id in `dir` and
+// above the wall clock in milliseconds.
+Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir);
+
+}  // namespace commitlog

@@ -1,0 +1,55 @@
+#include "commitlog/segment_chain.h"
+
+namespace commitlog {
+
+SegmentChain::SegmentChain(SegmentAllocator& allocator, std::function<void()> on_switch)
+    : allocator_(allocator), on_switch_(std::move(on_switch)), first_id_(allocator.first_id()) {}
+
+Status SegmentChain::start() {
+  auto first = allocator_.take();
+  if (!first.ok()) return first.status();
+  std::lock_guard lock(mu_);
+  segments_.push_back(std::move(first).value());
+  active_.store(segments_.back().get(), std::memory_order_release);
+  return {};
+}
+
+Result<MappedSegment*> SegmentChain::advance(MappedSegment* full) {
+  {
+    std::lock_guard lock(mu_);
+    if (shut_) return Status::closed("the commit log is closed");
+    MappedSegment* current = active_.load(std::memory_order_acquire);
+    if (current != full) return current;  // another producer switched already
+    full->close();
+    auto next = allocator_.take();
+    if (!next.ok()) return next.status();
+    segments_.push_back(std::move(next).value());
+    active_.store(segments_.back().get(), std::memory_order_release);
+    switches_.fetch_add(1, std::memory_order_relaxed);
+  }
+  on_switch_();
+  return active();
+}
+
+void SegmentChain::shut() {
+  std::lock_guard lock(mu_);
+  shut_ = true;
+  if (MappedSegment* current = active_.load()) current->close();
+}
+
+std::vector<MappedSegment*> SegmentChain::unfinished() const {
+  std::lock_guard lock(mu_);
+  std::vector<MappedSegment*> out;
+  for (size_t i = first_unfinished_; i < segments_.size(); ++i) out.push_back(segments_[i].get());
+  return out;
+}
+
+void SegmentChain::retire_finished() {
+  std::lock_guard lock(mu_);
+  while (first_unfinished_ < segments_.size() && segments_[first_unfinished_]->finished()) {
+    segments_[first_unfinished_]->release_file();
+    ++first_unfinished_;
+  }
+}
+
+}  // namespace commitlog

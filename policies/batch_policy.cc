@@ -1,0 +1,29 @@
+// batch: every producer asks for a sync and waits for it. Syncs run back to
+// back; whoever arrives during one rides the next, so the group size grows by
+// itself with the load (Cassandra's BatchCommitLogService).
+#include "policies/registry.h"
+
+namespace commitlog {
+namespace {
+
+class BatchPolicy final : public SyncPolicy {
+ public:
+  std::string_view name() const override { return "batch"; }
+  ProducerAction after_append(const ProducerView&) const override {
+    return ProducerAction::kRequestSyncAndWait;
+  }
+  SyncPlan plan(const SyncState& s) override {
+    if (s.sync_requested || (s.waiting_producers > 0 && s.has_unflushed)) {
+      return {SyncPlan::Kind::kFlush, s.now, SyncReason::kProducerRequest};
+    }
+    return {};
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SyncPolicy>> make_batch_policy(const PolicySettings&) {
+  return std::unique_ptr<SyncPolicy>(new BatchPolicy);
+}
+
+}  // namespace commitlog

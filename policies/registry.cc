@@ -1,0 +1,49 @@
+#include "policies/registry.h"
+
+namespace commitlog {
+
+PolicyRegistry& PolicyRegistry::global() {
+  static PolicyRegistry* registry = [] {
+    auto* r = new PolicyRegistry;
+    r->add("periodic", make_periodic_policy).ignore();
+    r->add("batch", make_batch_policy).ignore();
+    r->add("group", make_group_policy).ignore();
+    return r;
+  }();
+  return *registry;
+}
+
+Status PolicyRegistry::add(const std::string& name, PolicyFactory factory) {
+  if (name.empty() || !factory) return Status::invalid_argument("a sync policy needs a name and a factory");
+  std::lock_guard lock(mu_);
+  if (!factories_.emplace(name, std::move(factory)).second) {
+    return Status::invalid_argument("sync policy '" + name + "' is already registered");
+  }
+  return {};
+}
+
+Result<std::unique_ptr<SyncPolicy>> PolicyRegistry::create(const std::string& name,
+                                                           const PolicySettings& settings) const {
+  PolicyFactory factory;
+  {
+    std::lock_guard lock(mu_);
+    auto it = factories_.find(name);
+    if (it != factories_.end()) factory = it->second;
+  }
+  if (!factory) {
+    std::string known;
+    for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+    return Status::invalid_argument("commitlog_sync: unknown sync policy '" + name +
+                                    "' (known: " + known + ")");
+  }
+  return factory(settings);
+}
+
+std::vector<std::string> PolicyRegistry::names() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, factory] : factories_) out.push_back(name);
+  return out;
+}
+
+}  // namespace commitlog

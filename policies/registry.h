@@ -1,0 +1,53 @@
+// Sync policies registered by name. The built-ins (periodic, batch, group,
+// adaptive) are present from the start; an embedder adds its own with add()
+// before opening the log, and the yaml key commitlog_sync selects it by name.
+//
+// Thread-safety: all members may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "policies/sync_policy.h"
+#include "segment/status.h"
+
+namespace commitlog {
+
+// The configuration values a policy may use (see conf/commitlog.yaml).
+struct PolicySettings {
+  Duration sync_period = std::chrono::seconds(10);        // commitlog_sync_period
+  Duration group_window = Duration::zero();               // commitlog_sync_group_window
+  Duration lag_block = std::chrono::milliseconds(15000);  // periodic_commitlog_sync_lag_block
+  Duration marker_interval = std::chrono::milliseconds(100);
+  Duration latency_cap = std::chrono::milliseconds(2);    // adaptive: most delay it may add
+};
+
+using PolicyFactory = std::function<Result<std::unique_ptr<SyncPolicy>>(const PolicySettings&)>;
+
+class PolicyRegistry {
+ public:
+  // The process-wide registry, holding the built-in policies.
+  static PolicyRegistry& global();
+
+  // Registers `factory` under `name`; an error if the name is taken.
+  Status add(const std::string& name, PolicyFactory factory);
+  // Makes the policy `name`; an error listing the known names if unknown.
+  Result<std::unique_ptr<SyncPolicy>> create(const std::string& name,
+                                             const PolicySettings& settings) const;
+  std::vector<std::string> names() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, PolicyFactory> factories_;
+};
+
+// The built-in policies' factories.
+Result<std::unique_ptr<SyncPolicy>> make_periodic_policy(const PolicySettings& settings);
+Result<std::unique_ptr<SyncPolicy>> make_batch_policy(const PolicySettings& settings);
+Result<std::unique_ptr<SyncPolicy>> make_group_policy(const PolicySettings& settings);
+
+}  // namespace commitlog

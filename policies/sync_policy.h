@@ -1,0 +1,85 @@
+// A sync policy decides two things, and nothing else:
+//   1. after_append(): what a producer does once its mutation is in the
+//      segment (return at once, wait for durability, or ask for a sync and
+//      wait) -- the one hook, as in Cassandra's commit log services;
+//   2. plan(): when the log's sync thread next seals (writes a marker) or
+//      flushes (marker plus msync/fdatasync).
+// The sync thread, the markers and the waking of producers live in
+// commitlog/; a policy only answers questions, so it can be tested with
+// scripted states and an injected clock.
+//
+// Thread-safety: after_append() is called concurrently from every producer
+// thread and must be cheap; plan() and on_flush() only from the sync thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace commitlog {
+
+using SteadyClock = std::chrono::steady_clock;
+using TimePoint = SteadyClock::time_point;
+using Duration = SteadyClock::duration;
+
+enum class ProducerAction {
+  kReturn,                 // acknowledge at once
+  kWaitDurable,            // wait until the mutation is durable
+  kRequestSyncAndWait,     // wake the sync thread, then wait until durable
+  kWaitForSyncToCatchUp,   // wait until a sync started within lag_block completes
+};
+
+// What a producer's after_append() may look at.
+struct ProducerView {
+  TimePoint now;
+  TimePoint last_flush_started;  // start of the last completed flush
+};
+
+// What the sync thread knows when it asks for a plan.
+struct SyncState {
+  TimePoint now;
+  TimePoint last_flush_started;   // of the last completed flush
+  TimePoint last_flush_finished;
+  TimePoint last_seal;            // last seal, with or without flush
+  Duration last_flush_duration{};
+  bool sync_requested = false;    // a producer asked since the last flush started
+  size_t waiting_producers = 0;   // producers waiting for durability now
+  bool has_unsealed = false;      // anything appended since the last seal
+  bool has_unflushed = false;     // anything sealed or appended since the last flush
+};
+
+enum class SyncReason {
+  kProducerRequest,  // batch: a producer asked
+  kWindow,           // group: the window expired
+  kPeriod,           // periodic: the period expired
+  kMarker,           // periodic: a marker without flush
+  kSegmentSwitch,    // a segment filled up
+  kExplicit,         // CommitLog::sync()
+  kShutdown,         // close()
+  kAdaptive,         // adaptive: its own decision
+};
+const char* sync_reason_name(SyncReason reason);
+
+struct SyncPlan {
+  enum class Kind {
+    kIdle,   // nothing to do until a producer appends, waits or asks
+    kSeal,   // write a marker (replayable after a process crash), no fsync
+    kFlush,  // seal and make durable
+  };
+  Kind kind = Kind::kIdle;
+  TimePoint at{};  // when; a time in the past means now
+  SyncReason reason = SyncReason::kWindow;
+};
+
+class SyncPolicy {
+ public:
+  virtual ~SyncPolicy() = default;
+  virtual std::string_view name() const = 0;
+  virtual ProducerAction after_append(const ProducerView& view) const = 0;
+  virtual SyncPlan plan(const SyncState& state) = 0;
+  // After each flush, for policies that learn from measurements.
+  virtual void on_flush(Duration /*duration*/, size_t /*mutations*/) {}
+};
+
+}  // namespace commitlog

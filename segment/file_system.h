@@ -1,0 +1,71 @@
+// The injectable file-system interface. Every byte the library reads or writes
+// goes through it, so tests can substitute an in-memory or fault-injecting
+// implementation (tests/support/) that drops unsynced data, tears writes and
+// fails syncs.
+//
+// Thread-safety: a FileSystem may be used from any thread. A File may be used
+// from several threads as long as they touch disjoint byte ranges; map() is
+// called once per file.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "segment/status.h"
+
+namespace commitlog {
+
+class File {
+ public:
+  virtual ~File() = default;  // unmaps and closes
+
+  // Reserves [offset, offset + length) on disk without changing visible data.
+  virtual Status allocate(uint64_t offset, uint64_t length) = 0;
+  // Maps the first `length` bytes shared and writable. The mapping lives as
+  // long as this File; map() may be called at most once.
+  virtual Result<std::byte*> map(uint64_t length) = 0;
+  // Makes [offset, offset + length) of the mapping durable (msync MS_SYNC).
+  virtual Status sync_mapped(uint64_t offset, uint64_t length) = 0;
+  // Writes all of `data` at `offset` (pwrite, retried on short writes).
+  virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
+  // Reads up to out.size() bytes at `offset`; returns how many were read
+  // (fewer only at the end of the file).
+  virtual Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) = 0;
+  // Makes written data durable (fdatasync).
+  virtual Status sync() = 0;
+  virtual Result<uint64_t> size() = 0;
+};
+
+enum class OpenMode {
+  kRead,          // existing file, read only
+  kCreateNew,     // new file, read-write; fails if it exists
+  kReadWrite,     // existing file, read-write
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) = 0;
+  virtual Status rename(const std::string& from, const std::string& to) = 0;
+  virtual Status remove(const std::string& path) = 0;
+  // Names (not paths) of the entries of `dir`, in no particular order.
+  virtual Result<std::vector<std::string>> list(const std::string& dir) = 0;
+  // Creates `dir` and its parents when missing.
+  virtual Status create_dirs(const std::string& dir) = 0;
+  // Makes the directory's entries (creates, renames, removes) durable.
+  virtual Status sync_dir(const std::string& dir) = 0;
+  virtual bool exists(const std::string& path) = 0;
+  virtual bool is_directory(const std::string& path) = 0;
+};
+
+// The real file system (POSIX). Never null; lives for the whole process.
+FileSystem* posix_file_system();
+
+// Reads a whole file through `fs`.
+Result<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::string& path);
+
+}  // namespace commitlog

@@ -1,0 +1,75 @@
+// The on-disk format of a segment: the constants shared by writer and reader.
+// segment/FORMAT.md has the grammar; this header is the single source of the
+// numbers. A change to any layout below bumps kFormatVersion.
+//
+//   offset 0                64               80
+//   +-----------------------+----------------+---------+---------+-----+----------------+--
+//   | file header (64 B)    | marker (16 B)  | entry   | entry   | ... | marker (16 B)  | ...
+//   +-----------------------+----------------+---------+---------+-----+----------------+--
+//                           |<------------ sync section ------------->|
+//
+//   marker:  u64 next_marker_offset | u64 checksum(next, segment id, own offset)
+//            next == kEndOfSegment: the segment was closed cleanly here.
+//            all 16 bytes zero: clean end of sealed data.
+//   entry:   u32 entry_length (header + payload, unpadded; never 0)
+//            u32 table_id | u64 write_time_us | u64 payload_checksum
+//            u64 header_checksum(bytes 0..24, segment id, own offset)
+//            payload, zero padding to a multiple of 8
+//
+// All integers are little-endian. Checksums are XXH3-64 (segment/checksum.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace commitlog::format {
+
+inline constexpr uint16_t kFormatVersion = 1;
+// "CLOGSEG1" read as a little-endian u64.
+inline constexpr uint64_t kMagic = 0x31474553474f4c43ULL;
+
+inline constexpr uint16_t kFlagLz4Sections = 1u << 0;
+inline constexpr uint16_t kKnownFlags = kFlagLz4Sections;
+
+// File header.
+inline constexpr size_t kHeaderSize = 64;
+inline constexpr size_t kHeaderMagicOffset = 0;      // u64
+inline constexpr size_t kHeaderVersionOffset = 8;    // u16
+inline constexpr size_t kHeaderFlagsOffset = 10;     // u16
+inline constexpr size_t kHeaderSizeOffset = 12;      // u32, = kHeaderSize
+inline constexpr size_t kHeaderIdOffset = 16;        // u64 segment id
+inline constexpr size_t kHeaderCreatedOffset = 24;   // u64 creation time, µs since the epoch
+inline constexpr size_t kHeaderCapacityOffset = 32;  // u64 file size the writer preallocated
+// u64 id of the segment the same process wrote just before this one, 0 for the
+// first segment of a process: a torn tail is normal at the end of each run.
+inline constexpr size_t kHeaderPreviousIdOffset = 40;
+inline constexpr size_t kHeaderChecksumOffset = 56;  // u64 XXH3-64 of bytes [0, 56)
+
+// Sync marker.
+inline constexpr size_t kMarkerSize = 16;
+inline constexpr uint64_t kEndOfSegment = ~uint64_t{0};
+
+// Entry.
+inline constexpr size_t kAlignment = 8;
+inline constexpr size_t kEntryHeaderSize = 32;
+inline constexpr size_t kEntryLengthOffset = 0;           // u32
+inline constexpr size_t kEntryTableOffset = 4;            // u32
+inline constexpr size_t kEntryTimeOffset = 8;             // u64
+inline constexpr size_t kEntryPayloadChecksumOffset = 16; // u64
+inline constexpr size_t kEntryHeaderChecksumOffset = 24;  // u64
+inline constexpr uint64_t kMaxEntryLength = UINT32_MAX;
+
+constexpr uint64_t align_up(uint64_t n) { return (n + kAlignment - 1) & ~uint64_t{kAlignment - 1}; }
+// Bytes an entry with `payload_size` bytes of payload takes in the segment.
+constexpr uint64_t entry_footprint(uint64_t payload_size) {
+  return align_up(kEntryHeaderSize + payload_size);
+}
+// The first marker of every segment sits right after the header.
+inline constexpr uint64_t kFirstMarkerOffset = kHeaderSize;
+inline constexpr uint64_t kFirstEntryOffset = kFirstMarkerOffset + kMarkerSize;
+
+// Segment files are named CommitLog-<version>-<id>.log.
+inline constexpr const char* kFilePrefix = "CommitLog-";
+inline constexpr const char* kFileSuffix = ".log";
+
+}  // namespace commitlog::format

@@ -1,0 +1,228 @@
+#include "segment/mapped_segment.h"
+
+#include <cassert>
+#include <charconv>
+#include <cstring>
+#include <thread>
+
+#include "segment/checksum.h"
+#include "segment/format.h"
+
+namespace commitlog {
+namespace {
+
+constexpr uint64_t kClosedBit = uint64_t{1} << 63;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+std::atomic_ref<uint32_t> length_field(std::byte* entry) {
+  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(entry));
+}
+
+}  // namespace
+
+std::string segment_file_name(uint64_t id) {
+  return std::string(format::kFilePrefix) + std::to_string(format::kFormatVersion) + "-" +
+         std::to_string(id) + format::kFileSuffix;
+}
+
+std::optional<uint64_t> parse_segment_file_name(const std::string& name) {
+  std::string_view rest = name;
+  std::string_view prefix = format::kFilePrefix, suffix = format::kFileSuffix;
+  if (!rest.starts_with(prefix) || !rest.ends_with(suffix)) return std::nullopt;
+  rest = rest.substr(prefix.size(), rest.size() - prefix.size() - suffix.size());
+  size_t dash = rest.find('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  uint64_t version = 0, id = 0;
+  auto v = std::from_chars(rest.data(), rest.data() + dash, version);
+  if (v.ec != std::errc() || v.ptr != rest.data() + dash) return std::nullopt;
+  const char* id_begin = rest.data() + dash + 1;
+  const char* id_end = rest.data() + rest.size();
+  auto r = std::from_chars(id_begin, id_end, id);
+  if (r.ec != std::errc() || r.ptr != id_end || id_begin == id_end) return std::nullopt;
+  return id;
+}
+
+Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const std::string& dir,
+                                                             SegmentFileInfo info, uint64_t now_us) {
+  if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
+      info.capacity % format::kAlignment != 0) {
+    return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
+                                    " is too small or not a multiple of 8");
+  }
+  std::string path = dir + "/" + segment_file_name(info.id);
+  auto file = fs.open(path, OpenMode::kCreateNew);
+  if (!file.ok()) return file.status();
+  // A plain fallocate, not zero-filling writes: on ext4 a zero-filled file can
+  // sit in the page cache as large folios, and msync of one dirty 4 KiB page
+  // then writes the whole folio (about 1 MiB measured). See FORMAT.md.
+  CL_RETURN_IF_ERROR((*file)->allocate(0, info.capacity));
+  auto base = (*file)->map(info.capacity);
+  if (!base.ok()) return base.status();
+
+  std::byte* h = *base;
+  store_u64(h + format::kHeaderMagicOffset, format::kMagic);
+  store_u16(h + format::kHeaderVersionOffset, format::kFormatVersion);
+  store_u16(h + format::kHeaderFlagsOffset, info.flags);
+  store_u32(h + format::kHeaderSizeOffset, format::kHeaderSize);
+  store_u64(h + format::kHeaderIdOffset, info.id);
+  store_u64(h + format::kHeaderCreatedOffset, now_us);
+  store_u64(h + format::kHeaderCapacityOffset, info.capacity);
+  store_u64(h + format::kHeaderPreviousIdOffset, info.previous_id);
+  store_u64(h + format::kHeaderChecksumOffset,
+            checksum({h, format::kHeaderChecksumOffset}));
+  CL_RETURN_IF_ERROR((*file)->sync_mapped(0, format::kFirstEntryOffset));
+  // The new name must be durable before anything in it is acknowledged.
+  CL_RETURN_IF_ERROR(fs.sync_dir(dir));
+  return std::unique_ptr<MappedSegment>(
+      new MappedSegment(std::move(file).value(), std::move(path), info, *base));
+}
+
+MappedSegment::MappedSegment(std::unique_ptr<File> file, std::string path, SegmentFileInfo info,
+                             std::byte* base)
+    : file_(std::move(file)),
+      path_(std::move(path)),
+      info_(info),
+      base_(base),
+      alloc_(format::kFirstEntryOffset),
+      open_marker_(format::kFirstMarkerOffset),
+      published_(format::kFirstEntryOffset),
+      flush_from_(format::kFirstMarkerOffset) {}
+
+std::optional<uint64_t> MappedSegment::reserve(uint64_t bytes) {
+  const uint64_t limit = info_.capacity - format::kMarkerSize;  // room for the end marker
+  uint64_t cur = alloc_.load(std::memory_order_relaxed);
+  do {
+    if ((cur & kClosedBit) != 0 || cur + bytes > limit) return std::nullopt;
+  } while (!alloc_.compare_exchange_weak(cur, cur + bytes, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed));
+  return cur;
+}
+
+uint64_t MappedSegment::max_reservation() const {
+  return info_.capacity - format::kMarkerSize - format::kFirstEntryOffset;
+}
+
+bool MappedSegment::has_unsealed() const {
+  if (end_marker_written_) return false;
+  const uint64_t cur = alloc_.load(std::memory_order_acquire);
+  return (cur & kClosedBit) != 0 || cur != open_marker_ + format::kMarkerSize;
+}
+
+bool MappedSegment::has_unflushed() const {
+  return has_unsealed() || dirty_;
+}
+
+uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }
+
+void MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                                std::span<const std::byte> payload) {
+  std::byte* entry = base_ + offset;
+  std::byte header[format::kEntryHeaderSize];
+  const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + payload.size());
+  store_u32(header + format::kEntryLengthOffset, length);
+  store_u32(header + format::kEntryTableOffset, table);
+  store_u64(header + format::kEntryTimeOffset, time_us);
+  store_u64(header + format::kEntryPayloadChecksumOffset, checksum(payload));
+  store_u64(header + format::kEntryHeaderChecksumOffset,
+            entry_header_checksum(header, info_.id, offset));
+  if (!payload.empty()) std::memcpy(entry + format::kEntryHeaderSize, payload.data(), payload.size());
+  std::memcpy(entry + 4, header + 4, format::kEntryHeaderSize - 4);
+  // The length goes last: the sync thread reads a non-zero length as "this
+  // entry is complete" (see wait_for_published).
+  length_field(entry).store(length, std::memory_order_release);
+}
+
+uint64_t MappedSegment::close() {
+  return alloc_.fetch_or(kClosedBit, std::memory_order_acq_rel) & ~kClosedBit;
+}
+
+bool MappedSegment::closed() const {
+  return (alloc_.load(std::memory_order_acquire) & kClosedBit) != 0;
+}
+
+void MappedSegment::wait_for_published(uint64_t end) {
+  // Producers never suspend between reserve() and the length store, so this
+  // wait is as long as one memcpy unless a producer thread was preempted.
+  uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
+  unsigned spins = 0;
+  while (at < end) {
+    uint32_t length = length_field(base_ + at).load(std::memory_order_acquire);
+    if (length == 0) {
+      if (++spins < 1024) {
+        cpu_relax();
+      } else {
+        std::this_thread::yield();
+      }
+      continue;
+    }
+    spins = 0;
+    at += format::align_up(length);
+    ++sealed_entries_;
+  }
+  assert(at == end);
+  published_ = at;
+}
+
+void MappedSegment::write_marker(uint64_t at, uint64_t next) {
+  std::byte marker[format::kMarkerSize];
+  store_u64(marker, next);
+  store_u64(marker + 8, marker_checksum(next, info_.id, at));
+  std::memcpy(base_ + at, marker, sizeof marker);
+}
+
+uint64_t MappedSegment::seal() {
+  if (end_marker_written_) return open_marker_ + format::kMarkerSize;
+  const uint64_t limit = info_.capacity - format::kMarkerSize;
+  uint64_t cur = alloc_.load(std::memory_order_acquire);
+  while ((cur & kClosedBit) == 0) {
+    if (cur == open_marker_ + format::kMarkerSize) return cur;  // nothing new
+    if (cur + format::kMarkerSize > limit) {
+      cur = close() | kClosedBit;
+      break;
+    }
+    if (alloc_.compare_exchange_weak(cur, cur + format::kMarkerSize, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      wait_for_published(cur);
+      std::memset(base_ + cur, 0, format::kMarkerSize);
+      write_marker(open_marker_, cur);
+      open_marker_ = cur;
+      dirty_ = true;
+      published_ = cur + format::kMarkerSize;
+      return published_;
+    }
+  }
+  const uint64_t end = cur & ~kClosedBit;
+  wait_for_published(end);
+  write_marker(open_marker_, end);
+  write_marker(end, format::kEndOfSegment);
+  end_marker_written_ = true;
+  open_marker_ = end;
+  dirty_ = true;
+  return end + format::kMarkerSize;
+}
+
+Result<uint64_t> MappedSegment::flush() {
+  const uint64_t tail = open_marker_ + format::kMarkerSize;
+  if (dirty_) {
+    CL_RETURN_IF_ERROR(file_->sync_mapped(flush_from_, tail - flush_from_));
+    // The next seal rewrites the open marker, so the next flush starts there.
+    flush_from_ = open_marker_;
+    dirty_ = false;
+  }
+  if (end_marker_written_) finished_ = true;
+  return tail;
+}
+
+}  // namespace commitlog
+
+namespace commitlog {
+void MappedSegment::release_file() {
+  assert(finished_);
+  file_.reset();
+}
+}  // namespace commitlog

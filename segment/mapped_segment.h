@@ -1,0 +1,106 @@
+// One preallocated, mmapped segment file being written.
+//
+// Producers reserve space with reserve() (one compare-and-swap on the segment's
+// allocation offset, no lock), then write_entry() copies the payload straight
+// into the mapping and publishes the entry by storing its length last.
+// The log's sync thread alone calls seal(), close() and flush(): seal() waits
+// until every entry reserved before it has been published, then writes the
+// marker that makes the section replayable; flush() makes it durable.
+//
+// Lifetime: the File (and so the mapping) lives as long as this object.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "segment/file_system.h"
+#include "segment/status.h"
+
+namespace commitlog {
+
+struct SegmentFileInfo {
+  uint64_t id = 0;
+  uint64_t capacity = 0;  // bytes; the file's preallocated size
+  uint16_t flags = 0;
+  uint64_t previous_id = 0;  // see format::kHeaderPreviousIdOffset
+};
+
+std::string segment_file_name(uint64_t id);
+// The id in a name of the form CommitLog-<version>-<id>.log, or nullopt.
+std::optional<uint64_t> parse_segment_file_name(const std::string& name);
+
+class MappedSegment {
+ public:
+  // Creates, preallocates and maps `dir`/CommitLog-<v>-<id>.log, writes and
+  // syncs its header, and syncs the directory. Runs on the allocator thread.
+  static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const std::string& dir,
+                                                       SegmentFileInfo info, uint64_t now_us);
+
+  uint64_t id() const { return info_.id; }
+  uint64_t capacity() const { return info_.capacity; }
+  const std::string& path() const { return path_; }
+
+  // Reserves `bytes` (a multiple of 8) and returns their offset, or nullopt
+  // when the segment is closed or the bytes do not fit. Thread-safe, lock-free.
+  std::optional<uint64_t> reserve(uint64_t bytes);
+  // Largest footprint reserve() can ever grant in a fresh segment.
+  uint64_t max_reservation() const;
+
+  // Writes one entry at `offset` (inside a reservation). Thread-safe for
+  // disjoint reservations. Publishes the entry with a release store of its
+  // length, after everything else.
+  void write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                   std::span<const std::byte> payload);
+
+  // Sync thread only. ----------------------------------------------------
+  // Refuses further reservations; the end marker goes at the returned
+  // offset. Idempotent. May also be called by the producer that found the
+  // segment full.
+  uint64_t close();
+  bool closed() const;
+  // Seals everything reserved so far into a section: places the next marker
+  // (or, once closed, the end-of-segment marker), waits for every reserved
+  // entry to be published, and writes the section's marker. Returns the
+  // offset up to which entries are now sealed.
+  uint64_t seal();
+  // Makes everything sealed so far durable. Returns the offset covered.
+  Result<uint64_t> flush();
+  // True once the end marker is written and flushed.
+  bool finished() const { return finished_; }
+  // Unmaps and closes the file of a finished segment.
+  void release_file();
+  // Bytes reserved so far (entries and markers), for metrics and tests.
+  uint64_t used() const;
+  // Anything reserved (or a close) since the last seal.
+  bool has_unsealed() const;
+  // Anything sealed or reserved since the last flush.
+  bool has_unflushed() const;
+  // Entries sealed since the last call (seal() counts them as it waits for them).
+  uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
+
+ private:
+  MappedSegment(std::unique_ptr<File> file, std::string path, SegmentFileInfo info, std::byte* base);
+  void wait_for_published(uint64_t end);
+  void write_marker(uint64_t at, uint64_t next);
+
+  std::unique_ptr<File> file_;
+  const std::string path_;
+  const SegmentFileInfo info_;
+  std::byte* const base_;
+  alignas(64) std::atomic<uint64_t> alloc_;
+  // Sync-thread state.
+  alignas(64) uint64_t open_marker_;   // marker slot of the section being filled
+  uint64_t published_ = 0;             // entries up to here are known published
+  uint64_t flush_from_ = 0;            // the next flush starts here
+  bool dirty_ = false;                 // sealed bytes not flushed yet
+  bool end_marker_written_ = false;
+  uint64_t sealed_entries_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace commitlog

@@ -1,0 +1,178 @@
+#include "segment/segment_reader.h"
+
+#include <algorithm>
+
+#include "segment/checksum.h"
+#include "segment/format.h"
+
+namespace commitlog {
+
+HeaderProblem parse_segment_header(std::span<const std::byte> bytes, SegmentHeader* header) {
+  const size_t n = std::min(bytes.size(), format::kHeaderSize);
+  if (std::all_of(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n),
+                  [](std::byte b) { return b == std::byte{0}; })) {
+    return HeaderProblem::kAllZero;
+  }
+  if (bytes.size() < format::kHeaderSize) return HeaderProblem::kTooShort;
+  const std::byte* h = bytes.data();
+  if (load_u64(h + format::kHeaderMagicOffset) != format::kMagic) return HeaderProblem::kNotASegment;
+  if (load_u64(h + format::kHeaderChecksumOffset) != checksum({h, format::kHeaderChecksumOffset})) {
+    return HeaderProblem::kBadChecksum;
+  }
+  header->version = load_u16(h + format::kHeaderVersionOffset);
+  header->flags = load_u16(h + format::kHeaderFlagsOffset);
+  header->id = load_u64(h + format::kHeaderIdOffset);
+  header->created_us = load_u64(h + format::kHeaderCreatedOffset);
+  header->capacity = load_u64(h + format::kHeaderCapacityOffset);
+  header->previous_id = load_u64(h + format::kHeaderPreviousIdOffset);
+  if (header->version != format::kFormatVersion ||
+      load_u32(h + format::kHeaderSizeOffset) != format::kHeaderSize) {
+    return HeaderProblem::kUnknownVersion;
+  }
+  if ((header->flags & ~format::kKnownFlags) != 0) return HeaderProblem::kUnknownFlags;
+  return HeaderProblem::kNone;
+}
+
+const char* header_problem_name(HeaderProblem problem) {
+  switch (problem) {
+    case HeaderProblem::kNone: return "ok";
+    case HeaderProblem::kAllZero: return "header never written (all zero)";
+    case HeaderProblem::kTooShort: return "file shorter than a segment header";
+    case HeaderProblem::kNotASegment: return "not a commit log segment (bad magic)";
+    case HeaderProblem::kUnknownVersion: return "unknown segment format version";
+    case HeaderProblem::kBadChecksum: return "segment header checksum mismatch";
+    case HeaderProblem::kUnknownFlags: return "segment header has unknown flags";
+  }
+  return "unknown";
+}
+
+const char* damage_kind_name(DamageKind kind) {
+  switch (kind) {
+    case DamageKind::kBadMarker: return "bad sync marker";
+    case DamageKind::kBadEntryHeader: return "bad entry header checksum";
+    case DamageKind::kBadPayloadChecksum: return "bad payload checksum";
+    case DamageKind::kEntryOverrunsSection: return "entry overruns its sync section";
+  }
+  return "unknown";
+}
+
+const char* end_kind_name(EndKind kind) {
+  switch (kind) {
+    case EndKind::kClosed: return "closed";
+    case EndKind::kEndOfData: return "end of data";
+    case EndKind::kTorn: return "torn";
+  }
+  return "unknown";
+}
+
+SegmentReader::SegmentReader(std::span<const std::byte> bytes, const SegmentHeader& header)
+    : bytes_(bytes), header_(header), marker_(format::kFirstMarkerOffset) {}
+
+bool SegmentReader::valid_marker_at(uint64_t at, uint64_t* next) const {
+  if (at + format::kMarkerSize > bytes_.size()) return false;
+  const std::byte* m = bytes_.data() + at;
+  const uint64_t n = load_u64(m);
+  if (n != format::kEndOfSegment &&
+      (n < at + format::kMarkerSize || n % format::kAlignment != 0 ||
+       n + format::kMarkerSize > bytes_.size())) {
+    return false;
+  }
+  if (load_u64(m + 8) != marker_checksum(n, header_.id, at)) return false;
+  *next = n;
+  return true;
+}
+
+bool SegmentReader::zero_at(uint64_t at, uint64_t length) const {
+  const auto* p = bytes_.data() + at;
+  return std::all_of(p, p + length, [](std::byte b) { return b == std::byte{0}; });
+}
+
+uint64_t SegmentReader::find_marker_after(uint64_t from) const {
+  uint64_t next = 0;
+  for (uint64_t at = format::align_up(from); at + format::kMarkerSize <= bytes_.size();
+       at += format::kAlignment) {
+    if (valid_marker_at(at, &next)) return at;
+  }
+  return UINT64_MAX;
+}
+
+uint64_t SegmentReader::count_unsealed(uint64_t from) const {
+  uint64_t end = bytes_.size();
+  while (end > from && bytes_[end - 1] == std::byte{0}) --end;
+  return end > from ? end - from : 0;
+}
+
+SegmentItem SegmentReader::enter_section(uint64_t at) {
+  uint64_t next = 0;
+  if (valid_marker_at(at, &next)) {
+    ++sections_;
+    if (next == format::kEndOfSegment) {
+      ended_ = true;
+      return SegmentEnd{EndKind::kClosed, at, count_unsealed(at + format::kMarkerSize), sections_};
+    }
+    in_section_ = true;
+    cursor_ = at + format::kMarkerSize;
+    section_end_ = next;
+    return SegmentEnd{};  // not returned: the caller continues into the section
+  }
+  ended_ = true;
+  if (at + format::kMarkerSize <= bytes_.size() && zero_at(at, format::kMarkerSize)) {
+    return SegmentEnd{EndKind::kEndOfData, at, count_unsealed(at), sections_};
+  }
+  // Kudu's rule: damage followed by valid sealed data is corruption; damage
+  // with nothing valid after it is a torn tail.
+  const uint64_t found = find_marker_after(at + format::kAlignment);
+  if (found == UINT64_MAX) return SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
+  ended_ = false;
+  marker_ = found;
+  return SegmentDamage{at, found - at, DamageKind::kBadMarker};
+}
+
+SegmentItem SegmentReader::next() {
+  while (true) {
+    if (!in_section_) {
+      if (ended_) return end_;
+      SegmentItem item = enter_section(marker_);
+      if (!in_section_) {
+        if (ended_) end_ = std::get<SegmentEnd>(item);
+        return item;
+      }
+      if (section_end_ <= skip_before_) {  // the whole section precedes the start
+        in_section_ = false;
+        marker_ = section_end_;
+      }
+      continue;
+    }
+    if (cursor_ >= section_end_) {
+      in_section_ = false;
+      marker_ = section_end_;
+      continue;
+    }
+    const uint64_t at = cursor_;
+    const std::byte* e = bytes_.data() + at;
+    if (at + format::kEntryHeaderSize > section_end_) {
+      cursor_ = section_end_;
+      return SegmentDamage{at, section_end_ - at, DamageKind::kEntryOverrunsSection};
+    }
+    if (load_u64(e + format::kEntryHeaderChecksumOffset) != entry_header_checksum(e, header_.id, at)) {
+      cursor_ = section_end_;  // the length cannot be trusted: skip the section's rest
+      return SegmentDamage{at, section_end_ - at, DamageKind::kBadEntryHeader};
+    }
+    const uint32_t length = load_u32(e + format::kEntryLengthOffset);
+    const uint64_t footprint = format::align_up(length);
+    if (length < format::kEntryHeaderSize || at + footprint > section_end_) {
+      cursor_ = section_end_;
+      return SegmentDamage{at, section_end_ - at, DamageKind::kEntryOverrunsSection};
+    }
+    cursor_ = at + footprint;
+    std::span<const std::byte> payload{e + format::kEntryHeaderSize, length - format::kEntryHeaderSize};
+    if (load_u64(e + format::kEntryPayloadChecksumOffset) != checksum(payload)) {
+      return SegmentDamage{at, footprint, DamageKind::kBadPayloadChecksum};
+    }
+    if (at < skip_before_) continue;
+    return SegmentEntry{at, load_u32(e + format::kEntryTableOffset),
+                        load_u64(e + format::kEntryTimeOffset), payload};
+  }
+}
+
+}  // namespace commitlog

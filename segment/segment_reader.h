@@ -1,0 +1,110 @@
+// Reads one segment file's bytes: the header, then the sealed sections and
+// their entries, checking every checksum. It never hands out a payload whose
+// checksum failed.
+//
+// next() yields, in file order, intact entries and damage; then one End.
+// After damage the reader resumes at the next place it can trust (the next
+// section when an entry's length is known, else the next valid marker found by
+// scanning forward), so a caller that wants strict behaviour stops at the
+// first Damage and one that skips keeps calling next().
+//
+// Whether a torn tail is normal depends on whether this is the newest segment
+// of the log; the reader only reports what it saw, the replayer decides.
+//
+// Lifetime: `bytes` must outlive the reader. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+
+#include "segment/status.h"
+
+namespace commitlog {
+
+struct SegmentHeader {
+  uint16_t version = 0;
+  uint16_t flags = 0;
+  uint64_t id = 0;
+  uint64_t created_us = 0;
+  uint64_t capacity = 0;
+  uint64_t previous_id = 0;  // segment written before this one by the same process, or 0
+};
+
+enum class HeaderProblem {
+  kNone,
+  kAllZero,          // preallocated, header never written: an unused file
+  kTooShort,         // fewer bytes than a header
+  kNotASegment,      // wrong magic
+  kUnknownVersion,   // a format version this build does not read
+  kBadChecksum,      // header bytes damaged
+  kUnknownFlags,     // a feature this build does not know
+};
+
+// Checks the header of a segment file. On success fills `header`.
+HeaderProblem parse_segment_header(std::span<const std::byte> bytes, SegmentHeader* header);
+const char* header_problem_name(HeaderProblem problem);
+
+struct SegmentEntry {
+  uint64_t offset = 0;  // where the entry starts in the segment
+  uint32_t table = 0;
+  uint64_t time_us = 0;
+  std::span<const std::byte> payload;
+};
+
+enum class DamageKind { kBadMarker, kBadEntryHeader, kBadPayloadChecksum, kEntryOverrunsSection };
+const char* damage_kind_name(DamageKind kind);
+
+struct SegmentDamage {
+  uint64_t offset = 0;         // where the damage starts
+  uint64_t skipped_bytes = 0;  // bytes passed over to resume
+  DamageKind kind = DamageKind::kBadMarker;
+};
+
+enum class EndKind {
+  kClosed,     // an end-of-segment marker: the segment was finished cleanly
+  kEndOfData,  // a zero marker: sealed data ends here
+  kTorn,       // a damaged marker with nothing valid after it, or end of file
+};
+const char* end_kind_name(EndKind kind);
+
+struct SegmentEnd {
+  EndKind kind = EndKind::kEndOfData;
+  uint64_t offset = 0;        // where the sealed data ends
+  uint64_t unsealed_bytes = 0;  // non-zero bytes after `offset` that are not sealed data
+  uint64_t sections = 0;      // valid sections seen
+};
+
+using SegmentItem = std::variant<SegmentEntry, SegmentDamage, SegmentEnd>;
+
+class SegmentReader {
+ public:
+  // `bytes` is the whole file; its header must already have parsed cleanly.
+  SegmentReader(std::span<const std::byte> bytes, const SegmentHeader& header);
+  // Starts at the section containing `offset` instead of the first one;
+  // entries before `offset` are not returned.
+  void skip_to(uint64_t offset) { skip_before_ = offset; }
+
+  SegmentItem next();
+
+ private:
+  bool valid_marker_at(uint64_t at, uint64_t* next) const;
+  bool zero_at(uint64_t at, uint64_t length) const;
+  uint64_t find_marker_after(uint64_t from) const;
+  uint64_t count_unsealed(uint64_t from) const;
+  SegmentItem enter_section(uint64_t marker_at);
+
+  std::span<const std::byte> bytes_;
+  SegmentHeader header_;
+  uint64_t skip_before_ = 0;
+  uint64_t marker_ = 0;        // the current section's marker
+  uint64_t section_end_ = 0;   // the next marker's offset
+  uint64_t cursor_ = 0;        // next entry inside the section
+  bool in_section_ = false;
+  bool ended_ = false;
+  SegmentEnd end_;
+  uint64_t sections_ = 0;
+};
+
+}  // namespace commitlog

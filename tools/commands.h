@@ -1,0 +1,18 @@
+// The commitlog CLI's subcommands. Each lives in its own file and adds itself
+// to the app; its callback stores the process exit code in `exit_code`.
+// Exit codes: 0 ok, 1 corruption found (verify, replay, stress --check),
+// 2 usage or input error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace commitlog::tools {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCorruption = 1;
+inline constexpr int kExitUsage = 2;
+
+void add_demo_command(CLI::App& app, int& exit_code);
+void add_config_command(CLI::App& app, int& exit_code);
+
+}  // namespace commitlog::tools
