@@ -264,32 +264,49 @@ Status read_failure_policy(Loader& l, CommitFailurePolicy* out) {
   return l.bad(*e.value(), "is not a commit failure policy (expected stop, stop_commit, die or ignore)");
 }
 
-// commitlog_compression: {class_name: LZ4Compressor, parameters: {...}}
+// Compressor parameters: none is supported, so each one is a warning. Cassandra
+// writes them as a list of maps (`parameters: [{k: v}]`, or `[null]`), or a map.
+Status warn_parameters(Loader& l, const YAML::Node& params, int line) {
+  if (params.IsNull()) return {};
+  if (params.IsMap()) {
+    for (auto p = params.begin(); p != params.end(); ++p) {
+      l.warn(line_of(p->first),
+             fmt::format("commitlog_compression.parameters.{} is not supported and is ignored", show(p->first)));
+    }
+    return {};
+  }
+  if (params.IsSequence()) {
+    bool all_maps = true;
+    for (const YAML::Node& item : params) all_maps = all_maps && (item.IsNull() || item.IsMap());
+    if (all_maps) {
+      for (const YAML::Node& item : params) CL_RETURN_IF_ERROR(warn_parameters(l, item, line));
+      return {};
+    }
+  }
+  return l.bad("commitlog_compression.parameters", line, params,
+               fmt::format("is {}, expected a map of parameters", type_name(params)));
+}
+
+// commitlog_compression: {class_name: LZ4Compressor, parameters: {...}}, or
+// the list of one such map that cassandra.yaml documents.
 Status read_compression(Loader& l, Compression* out) {
   Result<const Entry*> e = l.find(kCompression);
   if (!e.ok() || e.value() == nullptr) return e.status();
   const Entry& c = *e.value();
-  if (!c.value.IsMap()) {
+  const YAML::Node spec = c.value.IsSequence() && c.value.size() == 1 ? c.value[0] : c.value;
+  if (!spec.IsMap()) {
     return l.bad(c, fmt::format("is {}, expected a map such as {{class_name: LZ4Compressor}}", type_name(c.value)));
   }
   std::optional<YAML::Node> class_name;
   int class_line = c.line;
-  for (auto it = c.value.begin(); it != c.value.end(); ++it) {
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
     std::string field = show(it->first);
     int line = line_of(it->first);
     if (field == "class_name") {
       class_name.emplace(it->second);
       class_line = line;
     } else if (field == "parameters") {
-      if (it->second.IsNull()) continue;
-      if (!it->second.IsMap()) {
-        return l.bad("commitlog_compression.parameters", line, it->second,
-                     fmt::format("is {}, expected a map", type_name(it->second)));
-      }
-      for (auto p = it->second.begin(); p != it->second.end(); ++p) {
-        l.warn(line_of(p->first),
-               fmt::format("commitlog_compression.parameters.{} is not supported and is ignored", show(p->first)));
-      }
+      CL_RETURN_IF_ERROR(warn_parameters(l, it->second, line));
     } else {
       return l.bad(c, fmt::format("has an unknown field '{}' on line {} (expected class_name and parameters)", field, line));
     }

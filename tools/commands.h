@@ -14,5 +14,11 @@ inline constexpr int kExitUsage = 2;
 
 void add_demo_command(CLI::App& app, int& exit_code);
 void add_config_command(CLI::App& app, int& exit_code);
+void add_dump_command(CLI::App& app, int& exit_code);
+void add_verify_command(CLI::App& app, int& exit_code);
+void add_replay_command(CLI::App& app, int& exit_code);
+void add_stat_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
+void add_stress_command(CLI::App& app, int& exit_code);
 
 }  // namespace commitlog::tools

@@ -12,6 +12,12 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   add_demo_command(app, exit_code);
   add_config_command(app, exit_code);
+  add_dump_command(app, exit_code);
+  add_verify_command(app, exit_code);
+  add_replay_command(app, exit_code);
+  add_stat_command(app, exit_code);
+  add_bench_command(app, exit_code);
+  add_stress_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
