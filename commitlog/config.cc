@@ -86,11 +86,21 @@ const char* type_name(const YAML::Node& node) {
   return "undefined";
 }
 
-// The value as the file spells it; maps and lists in flow style.
+void set_flow_style(YAML::Node node) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  node.SetStyle(YAML::EmitterStyle::Flow);
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    set_flow_style(node.IsMap() ? it->second : YAML::Node(*it));
+  }
+}
+
+// The value as text on one line: maps and lists in flow style.
 std::string show(const YAML::Node& node) {
   if (node.IsScalar()) return node.Scalar();
+  YAML::Node copy = YAML::Clone(node);
+  set_flow_style(copy);
   YAML::Emitter out;
-  out << YAML::Flow << node;
+  out << copy;
   return out.c_str();
 }
 

@@ -28,10 +28,12 @@ Result<Prologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   auto got = (*f)->read_at(0, bytes);
   if (!got.ok()) return got.status();
   p.problem = parse_segment_header({bytes, *got}, &p.header);
-  if (p.problem == HeaderProblem::kNone && *got >= format::kFirstEntryOffset) {
+  // The id from the name, not the header: a damaged header must not hide
+  // that the segment holds sealed data.
+  if (*got >= format::kFirstEntryOffset) {
     const uint64_t next = load_u64(bytes + format::kFirstMarkerOffset);
     p.has_data = next != 0 && load_u64(bytes + format::kFirstMarkerOffset + 8) ==
-                                  marker_checksum(next, p.header.id, format::kFirstMarkerOffset);
+                                  marker_checksum(next, file.id, format::kFirstMarkerOffset);
   }
   return p;
 }
@@ -69,7 +71,10 @@ class Replay {
     report_.bytes_read += bytes->size();
     ++report_.segments;
     if (p.problem != HeaderProblem::kNone) {
-      return damage(p, 0, header_problem_name(p.problem), nonzero_bytes(*bytes), p.may_be_torn);
+      // Only a segment whose header write was cut short by a crash, and that
+      // never held data, is an unused leftover; anything else is damage.
+      return damage(p, 0, header_problem_name(p.problem), nonzero_bytes(*bytes),
+                    p.may_be_torn && !p.has_data);
     }
     if (p.header.id != p.file.id) {
       return damage(p, format::kHeaderIdOffset,

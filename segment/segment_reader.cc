@@ -74,7 +74,7 @@ bool SegmentReader::valid_marker_at(uint64_t at, uint64_t* next) const {
   const uint64_t n = load_u64(m);
   if (n != format::kEndOfSegment &&
       (n < at + format::kMarkerSize || n % format::kAlignment != 0 ||
-       n + format::kMarkerSize > bytes_.size())) {
+       n > bytes_.size())) {
     return false;
   }
   if (load_u64(m + 8) != marker_checksum(n, header_.id, at)) return false;
@@ -117,7 +117,7 @@ SegmentItem SegmentReader::enter_section(uint64_t at) {
   }
   ended_ = true;
   if (at + format::kMarkerSize <= bytes_.size() && zero_at(at, format::kMarkerSize)) {
-    return SegmentEnd{EndKind::kEndOfData, at, count_unsealed(at), sections_};
+    return SegmentEnd{EndKind::kEndOfData, at, count_unsealed(at + format::kMarkerSize), sections_};
   }
   // Kudu's rule: damage followed by valid sealed data is corruption; damage
   // with nothing valid after it is a torn tail.

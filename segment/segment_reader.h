@@ -88,6 +88,15 @@ class SegmentReader {
 
   SegmentItem next();
 
+  // The sync section that the last SegmentEntry, or SegmentDamage other than
+  // kBadMarker, came from: its marker's offset and the next marker's. For
+  // tools that show a segment's layout (commitlog dump).
+  struct Section {
+    uint64_t marker = 0;
+    uint64_t next_marker = 0;
+  };
+  Section section() const { return {marker_, section_end_}; }
+
  private:
   bool valid_marker_at(uint64_t at, uint64_t* next) const;
   bool zero_at(uint64_t at, uint64_t length) const;

@@ -5,6 +5,7 @@
 //   json: {"file", "settings": [{key, value, source, line}], "warnings": [...]}
 // A file that does not load: its one-line error on stderr, exit code 2.
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include <fmt/core.h>
@@ -33,15 +34,15 @@ void print_text(const LoadedConfig& config, const std::string& file) {
 }
 
 void print_json(const LoadedConfig& config, const std::string& file) {
-  nlohmann::json settings = nlohmann::json::array();
+  nlohmann::ordered_json settings = nlohmann::ordered_json::array();
   for (const ConfigValue& v : config.settings) {
     bool from_file = v.source == ConfigSource::kFile;
     settings.push_back({{"key", v.key},
                         {"value", v.value},
                         {"source", from_file ? "file" : "default"},
-                        {"line", from_file ? nlohmann::json(v.line) : nlohmann::json(nullptr)}});
+                        {"line", from_file ? nlohmann::ordered_json(v.line) : nlohmann::ordered_json(nullptr)}});
   }
-  nlohmann::json out = {{"file", file}, {"settings", settings}, {"warnings", config.warnings}};
+  nlohmann::ordered_json out = {{"file", file}, {"settings", settings}, {"warnings", config.warnings}};
   fmt::print("{}\n", out.dump(2));
 }
 
@@ -52,11 +53,11 @@ void add_config_command(CLI::App& app, int& exit_code) {
   auto file = std::make_shared<std::string>();
   auto format = std::make_shared<std::string>("text");
   cmd->add_option("FILE", *file, "a commitlog.yaml or a whole cassandra.yaml")->required();
-  cmd->add_option("--format", *format, "output format")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", *format, "output format")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   cmd->callback([file, format, &exit_code] {
     Result<LoadedConfig> config = load_config_file(*file);
     if (!config.ok()) {
-      fmt::print(stderr, "{}\n", config.status().message());
+      fmt::print(stderr, "commitlog config: {}\n", config.status().message());
       exit_code = kExitUsage;
       return;
     }

@@ -1,0 +1,271 @@
+// Replay of damaged logs: torn tails, bit flips in each part of the format,
+// stale bytes, files that are not segments.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include <fmt/core.h>
+
+#include "commitlog/commit_log.h"
+#include "segment/checksum.h"
+#include "segment/format.h"
+#include "tests/support/log_files.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using testing::flip_bit;
+using testing::read_file;
+using testing::replay_all;
+using testing::segment_files;
+using testing::TempDir;
+using testing::write_file;
+
+// A log whose sections hold the given numbers of mutations, copied while the
+// log was still open (so its newest segment has no end marker, as after a
+// crash). Returns each section's positions.
+struct CrashedLog {
+  std::vector<std::vector<Position>> sections;
+  std::vector<std::string> payloads;
+};
+
+CrashedLog write_crashed_log(const std::string& dir, const std::vector<int>& section_sizes,
+                             uint64_t segment_size = 64 << 10) {
+  TempDir live;
+  Options options;
+  options.directory = live.path();
+  options.sync_policy = "batch";
+  options.segment_size = segment_size;
+  auto log = CommitLog::open(options);
+  REQUIRE(log.ok());
+  CrashedLog out;
+  for (int n : section_sizes) {
+    std::vector<std::string> texts;
+    for (int i = 0; i < n; ++i) {
+      texts.push_back(fmt::format("mutation {} {}", out.payloads.size() + texts.size(), std::string(i * 13 % 200, 'q')));
+    }
+    std::vector<Mutation> batch;
+    for (const auto& t : texts) batch.push_back({7, std::as_bytes(std::span(t.data(), t.size()))});
+    auto range = (*log)->append_batch(batch);  // batch policy: one flush, one section
+    REQUIRE(range.ok());
+    std::vector<Position> positions;
+    Position p = range->first;
+    for (const auto& t : texts) {
+      positions.push_back(p);
+      p.offset += format::entry_footprint(t.size());
+    }
+    out.sections.push_back(positions);
+    out.payloads.insert(out.payloads.end(), texts.begin(), texts.end());
+  }
+  // The allocator's next, still empty segment is left out: the tests below
+  // damage the newest segment that holds data.
+  for (const auto& f : segment_files(live.path())) {
+    if (f.id > out.sections.back().back().segment) continue;
+    std::filesystem::copy(f.path, dir + "/" + std::filesystem::path(f.path).filename().string());
+  }
+  return out;
+}
+
+std::string newest_segment(const std::string& dir) { return segment_files(dir).back().path; }
+
+TEST_CASE("a torn tail cut at every byte offset of the last section is a normal end") {
+  TempDir dir;
+  CrashedLog log = write_crashed_log(dir.path(), {3, 4});
+  const std::string path = newest_segment(dir.path());
+  const std::vector<std::byte> original = read_file(path);
+  const uint64_t marker = log.sections[1].front().offset - format::kMarkerSize;
+  const uint64_t next_marker = log.sections[1].back().offset + format::entry_footprint(log.payloads.back().size());
+  // Cut anywhere before the next marker's slot: the last section is lost;
+  // cut inside that slot: the section is whole, only the zero marker is missing.
+  for (uint64_t cut = marker; cut < next_marker + format::kMarkerSize; ++cut) {
+    CAPTURE(cut);
+    write_file(path, std::vector<std::byte>(original.begin(), original.begin() + static_cast<ptrdiff_t>(cut)));
+    auto replayed = replay_all(dir.path());
+    REQUIRE(replayed.report.status.ok());
+    CHECK(replayed.report.mutations == (cut < next_marker ? 3 : 7));
+    CHECK(replayed.report.corruptions == 0);
+  }
+  write_file(path, original);
+  auto whole = replay_all(dir.path());
+  REQUIRE(whole.report.status.ok());
+  CHECK(whole.payloads == log.payloads);
+}
+
+TEST_CASE("unsealed bytes after the last marker are dropped and counted, not replayed") {
+  TempDir dir;
+  CrashedLog log = write_crashed_log(dir.path(), {2});
+  const std::string path = newest_segment(dir.path());
+  auto bytes = read_file(path);
+  const uint64_t tail = log.sections[0].back().offset + format::entry_footprint(log.payloads.back().size());
+  for (uint64_t i = tail + format::kMarkerSize; i < tail + 500; ++i) bytes[i] = std::byte{0x5a};
+  write_file(path, bytes);
+  auto replayed = replay_all(dir.path());
+  REQUIRE(replayed.report.status.ok());
+  CHECK(replayed.report.mutations == 2);
+  CHECK(replayed.report.torn_tail_bytes == 500 - format::kMarkerSize);
+}
+
+// Damage in an older segment (a later one holds data), so none of it can be a torn tail.
+struct TwoSegmentLog {
+  TempDir dir;
+  std::string first;
+  CrashedLog log;
+  TwoSegmentLog() {
+    // About 9 KiB of mutations in 4 KiB segments.
+    log = write_crashed_log(dir.path(), {20, 20, 20}, 4096);
+    first = segment_files(dir.path()).front().path;
+    REQUIRE(segment_files(dir.path()).size() >= 2);
+  }
+};
+
+void check_detected(const std::string& dir, const std::string& file, const std::string& kind,
+                    size_t total) {
+  auto strict = replay_all(dir);
+  CHECK(strict.report.status.code() == ErrorCode::kCorruption);
+  CHECK(strict.report.status.message().find(file) != std::string::npos);
+  CHECK(strict.report.status.message().find(kind) != std::string::npos);
+  auto skip = replay_all(dir, RecoveryMode::kSkip);
+  CHECK(skip.report.status.ok());
+  CHECK(skip.report.corruptions >= 1);
+  CHECK(skip.report.skipped_bytes > 0);
+  CHECK(skip.report.mutations < total);
+}
+
+TEST_CASE("a bit flipped in each part of the format is detected") {
+  SUBCASE("file header") {
+    TwoSegmentLog t;
+    flip_bit(t.first, format::kHeaderCreatedOffset + 1);
+    check_detected(t.dir.path(), t.first, "header", t.log.payloads.size());
+  }
+  SUBCASE("sync marker") {
+    TwoSegmentLog t;
+    flip_bit(t.first, format::kFirstMarkerOffset + 9, 3);
+    check_detected(t.dir.path(), t.first, "offset 64: bad sync marker", t.log.payloads.size());
+  }
+  SUBCASE("entry header") {
+    TwoSegmentLog t;
+    flip_bit(t.first, format::kFirstEntryOffset + format::kEntryTableOffset, 1);
+    check_detected(t.dir.path(), t.first, "offset 80: bad entry header", t.log.payloads.size());
+  }
+  SUBCASE("payload") {
+    TwoSegmentLog t;
+    const Position second = t.log.sections[0][1];
+    flip_bit(t.first, second.offset + format::kEntryHeaderSize + 4, 6);
+    check_detected(t.dir.path(), t.first, "bad payload checksum", t.log.payloads.size());
+    // Skip mode loses exactly that one mutation and never hands out its bytes.
+    auto skip = replay_all(t.dir.path(), RecoveryMode::kSkip);
+    CHECK(skip.report.mutations == t.log.payloads.size() - 1);
+    std::vector<std::string> expected = t.log.payloads;
+    expected.erase(expected.begin() + 1);
+    CHECK(skip.payloads == expected);
+  }
+  SUBCASE("end marker of a finished segment") {
+    TwoSegmentLog t;
+    const auto bytes = read_file(t.first);
+    // The end marker is the last non-zero 16 bytes of the finished segment.
+    uint64_t end = bytes.size();
+    while (bytes[end - 1] == std::byte{0}) --end;
+    flip_bit(t.first, end - 2);
+    auto strict = replay_all(t.dir.path());
+    CHECK(strict.report.status.code() == ErrorCode::kCorruption);
+    CHECK(strict.report.status.message().find("torn") != std::string::npos);
+  }
+}
+
+TEST_CASE("damage in the newest segment followed by valid sealed data is corruption, not a torn tail") {
+  TempDir dir;
+  CrashedLog log = write_crashed_log(dir.path(), {2, 2, 2});
+  const std::string path = newest_segment(dir.path());
+  const uint64_t second_marker = log.sections[1].front().offset - format::kMarkerSize;
+  flip_bit(path, second_marker + 2);
+  auto replayed = replay_all(dir.path());
+  CHECK(replayed.report.status.code() == ErrorCode::kCorruption);
+  CHECK(replayed.report.status.message().find("offset " + std::to_string(second_marker)) != std::string::npos);
+  auto skip = replay_all(dir.path(), RecoveryMode::kSkip);
+  CHECK(skip.report.mutations == 4);
+}
+
+TEST_CASE("bytes of an older segment left in a newer one's tail are never replayed") {
+  TempDir old_dir, dir;
+  CrashedLog old_log = write_crashed_log(old_dir.path(), {30});
+  CrashedLog log = write_crashed_log(dir.path(), {2});
+  const auto old_bytes = read_file(newest_segment(old_dir.path()));
+  const std::string path = newest_segment(dir.path());
+  auto bytes = read_file(path);
+  const uint64_t tail = log.sections[0].back().offset + format::entry_footprint(log.payloads.back().size());
+  // Everything after this segment's zero marker comes from the other segment,
+  // at the same offsets: its markers and entries are well-formed but foreign.
+  std::copy(old_bytes.begin() + static_cast<ptrdiff_t>(tail), old_bytes.end(),
+            bytes.begin() + static_cast<ptrdiff_t>(tail));
+  write_file(path, bytes);
+  auto replayed = replay_all(dir.path());
+  REQUIRE(replayed.report.status.ok());
+  CHECK(replayed.payloads == log.payloads);
+  // Even with its own zero marker overwritten by a foreign one.
+  auto skip = replay_all(dir.path(), RecoveryMode::kSkip);
+  CHECK(skip.payloads == log.payloads);
+}
+
+TEST_CASE("files that are not segments give a clear error naming the file") {
+  TempDir dir;
+  write_crashed_log(dir.path(), {1});
+  const std::string real = newest_segment(dir.path());
+  SUBCASE("wrong magic") {
+    const std::string bad = dir.file("CommitLog-1-1.log");
+    write_file(bad, std::vector<std::byte>(4096, std::byte{'x'}));
+    auto r = replay_all(dir.path());
+    CHECK(r.report.status.code() == ErrorCode::kInvalidArgument);
+    CHECK(r.report.status.message().find(bad) != std::string::npos);
+    CHECK(r.report.status.message().find("not a commit log segment") != std::string::npos);
+  }
+  SUBCASE("truncated header") {
+    auto bytes = read_file(real);
+    bytes.resize(30);
+    write_file(real, bytes);
+    auto r = replay_all(dir.path());
+    CHECK(r.report.status.message().find("shorter than a segment header") != std::string::npos);
+  }
+  SUBCASE("unknown version") {
+    auto bytes = read_file(real);
+    store_u16(bytes.data() + format::kHeaderVersionOffset, 99);
+    store_u64(bytes.data() + format::kHeaderChecksumOffset,
+              checksum({bytes.data(), format::kHeaderChecksumOffset}));
+    write_file(real, bytes);
+    auto r = replay_all(dir.path());
+    CHECK(r.report.status.code() == ErrorCode::kInvalidArgument);
+    CHECK(r.report.status.message().find("unknown segment format version") != std::string::npos);
+  }
+  SUBCASE("missing directory") {
+    auto r = replay_all(dir.file("nope"));
+    CHECK(r.report.status.code() == ErrorCode::kNotFound);
+    CHECK(r.report.status.message().find("nope") != std::string::npos);
+  }
+}
+
+TEST_CASE("a preallocated segment whose header was never written is an unused leftover") {
+  TempDir dir;
+  CrashedLog log = write_crashed_log(dir.path(), {2});
+  const uint64_t id = segment_files(dir.path()).back().id + 1;
+  write_file(dir.file(fmt::format("CommitLog-1-{}.log", id)), std::vector<std::byte>(1 << 16));
+  auto replayed = replay_all(dir.path());
+  REQUIRE(replayed.report.status.ok());
+  CHECK(replayed.payloads == log.payloads);
+}
+
+TEST_CASE("replay from a position skips what came before") {
+  TempDir dir;
+  CrashedLog log = write_crashed_log(dir.path(), {3, 3});
+  ReplayOptions options;
+  options.from = log.sections[1][1];
+  std::vector<Position> seen;
+  auto report = replay_directory(dir.path(), options, [&](const ReplayedMutation& m) {
+    seen.push_back(m.position);
+    return Status{};
+  });
+  REQUIRE(report.status.ok());
+  CHECK(seen == std::vector<Position>{log.sections[1][1], log.sections[1][2]});
+}
+
+}  // namespace
+}  // namespace commitlog

@@ -1,0 +1,47 @@
+#include "tests/support/log_files.h"
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+namespace commitlog::testing {
+
+std::vector<SegmentFile> segment_files(const std::string& dir) {
+  auto files = list_segment_files(*posix_file_system(), dir);
+  if (!files.ok()) throw std::runtime_error(files.status().to_string());
+  return *files;
+}
+
+std::vector<std::byte> read_file(const std::string& path) {
+  auto bytes = read_whole_file(*posix_file_system(), path);
+  if (!bytes.ok()) throw std::runtime_error(bytes.status().to_string());
+  return *bytes;
+}
+
+void write_file(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+void flip_bit(const std::string& path, uint64_t offset, int bit) {
+  auto bytes = read_file(path);
+  if (offset >= bytes.size()) throw std::runtime_error("flip_bit past the end of " + path);
+  bytes[offset] ^= std::byte(1u << bit);
+  write_file(path, bytes);
+}
+
+Replayed replay_all(const std::string& dir, RecoveryMode mode) {
+  Replayed out;
+  ReplayOptions options;
+  options.mode = mode;
+  out.report = replay_directory(dir, options, [&](const ReplayedMutation& m) {
+    out.payloads.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+    out.positions.push_back(m.position);
+    out.tables.push_back(m.table);
+    return Status{};
+  });
+  return out;
+}
+
+}  // namespace commitlog::testing
