@@ -25,8 +25,10 @@ struct CommitLog::Impl {
   Impl(const Options& o, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
       : options(o),
         policy(std::move(p)),
+        compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         allocator(*o.file_system, o.directory, o.segment_size,
-                  o.compression == Compression::kLz4 ? format::kFlagLz4Sections : 0, first_id),
+                  o.compression == Compression::kLz4 ? format::kFlagLz4Sections : 0, first_id,
+                  &compression_buffers),
         chain(allocator, [this] { sync_thread->notify_switch(); }) {}
 
   Status wait_packed(uint64_t packed) {
@@ -57,6 +59,7 @@ struct CommitLog::Impl {
 
   Options options;
   std::unique_ptr<SyncPolicy> policy;
+  BufferPool compression_buffers;  // allocates nothing until a compressed segment asks
   SegmentAllocator allocator;
   DurableWaiters waiters;
   SegmentChain chain;
@@ -72,6 +75,9 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
       options.segment_size < format::kFirstEntryOffset + 2 * format::kMarkerSize + 64) {
     return Status::invalid_argument("commitlog_segment_size " + std::to_string(options.segment_size) +
                                     " must be a multiple of 8 between 160 bytes and 1 TiB");
+  }
+  if (options.compression == Compression::kLz4 && options.segment_size > UINT32_MAX) {
+    return Status::invalid_argument("commitlog_segment_size must be below 4GiB with commitlog_compression");
   }
   const uint64_t room = options.segment_size - format::kFirstEntryOffset - 2 * format::kMarkerSize;
   if (options.effective_max_mutation_size() == 0 ||

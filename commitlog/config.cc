@@ -4,6 +4,7 @@
 #include "commitlog/config.h"
 
 #include <cctype>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <limits>
@@ -39,12 +40,13 @@ constexpr KeyName kMaxMutationSize{"max_mutation_size", "max_mutation_size_in_kb
 constexpr KeyName kCompression{"commitlog_compression", ""};
 constexpr KeyName kTotalSpace{"commitlog_total_space", "commitlog_total_space_in_mb"};
 constexpr KeyName kFailurePolicy{"commit_failure_policy", ""};
+constexpr KeyName kCompressionBuffers{"commitlog_max_compression_buffers_in_pool", ""};
 constexpr KeyName kMarkerInterval{"commitlog_ext_marker_interval", ""};
 constexpr KeyName kLatencyCap{"commitlog_ext_adaptive_latency_cap", ""};
 
 constexpr const KeyName* kAllKeys[] = {
     &kDirectory,  &kSync,        &kSyncPeriod, &kGroupWindow,   &kLagBlock,      &kSegmentSize,
-    &kMaxMutationSize, &kCompression, &kTotalSpace, &kFailurePolicy, &kMarkerInterval, &kLatencyCap,
+    &kMaxMutationSize, &kCompression, &kTotalSpace, &kFailurePolicy, &kCompressionBuffers, &kMarkerInterval, &kLatencyCap,
 };
 
 // An unknown key with one of these prefixes belongs to the commit log and is
@@ -260,6 +262,20 @@ Status read_size(Loader& l, const KeyName& k, uint64_t min_unit, uint64_t* out) 
   return {};
 }
 
+Status read_count(Loader& l, const KeyName& k, uint64_t min, uint64_t max, uint64_t* out) {
+  std::string text;
+  CL_RETURN_IF_ERROR(read_text(l, k, "a whole number", &text));
+  if (text.empty()) return {};  // unset
+  const Entry& entry = *l.entry(k);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return l.bad(entry, fmt::format("is not a whole number from {} to {}", min, max));
+  }
+  *out = value;
+  return {};
+}
+
 Status read_failure_policy(Loader& l, CommitFailurePolicy* out) {
   Result<const Entry*> e = l.find(kFailurePolicy);
   if (!e.ok() || e.value() == nullptr) return e.status();
@@ -381,6 +397,7 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
   CL_RETURN_IF_ERROR(read_compression(l, &o.compression));
   CL_RETURN_IF_ERROR(read_size(l, kTotalSpace, cv::kMiB, &o.total_space));
   CL_RETURN_IF_ERROR(read_failure_policy(l, &o.commit_failure_policy));
+  CL_RETURN_IF_ERROR(read_count(l, kCompressionBuffers, 1, 1024, &o.max_compression_buffers_in_pool));
   CL_RETURN_IF_ERROR(read_duration(l, kMarkerInterval, any_unit, &p.marker_interval));
   if (const Entry* e = l.entry(kMarkerInterval); e && p.marker_interval <= Duration::zero()) {
     return l.bad(*e, "must be greater than 0");
@@ -401,6 +418,7 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
   l.record(kCompression, o.compression == Compression::kLz4 ? "LZ4Compressor" : "none");
   l.record(kTotalSpace, o.total_space == 0 ? "0MiB (unlimited)" : cv::format_size(o.total_space));
   l.record(kFailurePolicy, failure_policy_name(o.commit_failure_policy));
+  l.record(kCompressionBuffers, std::to_string(o.max_compression_buffers_in_pool));
   l.record(kMarkerInterval, cv::format_duration(p.marker_interval));
   l.record(kLatencyCap, cv::format_duration(p.latency_cap));
   out.settings = l.take_settings();

@@ -31,6 +31,9 @@ struct Options {
   // Largest accepted mutation payload; unset means segment_size / 2.
   std::optional<uint64_t> max_mutation_size;  // max_mutation_size
   Compression compression = Compression::kNone;  // commitlog_compression
+  // Segment-sized buffers compressed segments may hold at once
+  // (commitlog_max_compression_buffers_in_pool): the memory bound of compression.
+  uint64_t max_compression_buffers_in_pool = 3;
   uint64_t total_space = 0;  // commitlog_total_space; 0: unlimited
   CommitFailurePolicy commit_failure_policy = CommitFailurePolicy::kStop;
 

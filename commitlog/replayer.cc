@@ -5,6 +5,7 @@
 #include "segment/checksum.h"
 #include "segment/format.h"
 #include "segment/mapped_segment.h"
+#include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 
 namespace commitlog {
@@ -24,16 +25,21 @@ Result<Prologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   Prologue p{file};
   auto f = fs.open(file.path, OpenMode::kRead);
   if (!f.ok()) return f.status();
-  std::byte bytes[format::kFirstEntryOffset] = {};
+  std::byte bytes[format::kHeaderSize + format::kSectionHeaderSize] = {};
   auto got = (*f)->read_at(0, bytes);
   if (!got.ok()) return got.status();
   p.problem = parse_segment_header({bytes, *got}, &p.header);
   // The id from the name, not the header: a damaged header must not hide
-  // that the segment holds sealed data.
+  // that the segment holds sealed data. A plain segment starts with a
+  // marker, a compressed one with a section header.
+  const std::byte* first = bytes + format::kFirstMarkerOffset;
   if (*got >= format::kFirstEntryOffset) {
-    const uint64_t next = load_u64(bytes + format::kFirstMarkerOffset);
-    p.has_data = next != 0 && load_u64(bytes + format::kFirstMarkerOffset + 8) ==
-                                  marker_checksum(next, file.id, format::kFirstMarkerOffset);
+    const uint64_t next = load_u64(first);
+    p.has_data = next != 0 && load_u64(first + 8) == marker_checksum(next, file.id, format::kFirstMarkerOffset);
+  }
+  if (*got >= sizeof bytes) {
+    p.has_data = p.has_data || load_u64(first + format::kSectionHeaderChecksum) ==
+                                   section_header_checksum(first, file.id, format::kHeaderSize);
   }
   return p;
 }
@@ -66,8 +72,9 @@ class Replay {
 
   // Returns false when the replay must stop.
   bool segment(const Prologue& p) {
-    auto bytes = read_whole_file(*options_.file_system, p.file.path);
-    if (!bytes.ok()) return stop(bytes.status());
+    Status read = read_whole_file(*options_.file_system, p.file.path, &buffer_);
+    if (!read.ok()) return stop(read);
+    const std::vector<std::byte>* bytes = &buffer_;
     report_.bytes_read += bytes->size();
     ++report_.segments;
     if (p.problem != HeaderProblem::kNone) {
@@ -82,7 +89,15 @@ class Replay {
                         std::to_string(p.file.id),
                     bytes->size(), false);
     }
-    SegmentReader reader(*bytes, p.header);
+    const SegmentImage image = load_segment_image(*bytes, p.header);
+    for (const SegmentDamage& bad : image.damage) {
+      if (!damage(p, bad.offset, damage_kind_name(bad.kind), bad.skipped_bytes, false)) return false;
+    }
+    if (image.torn_bytes > 0 &&
+        !damage(p, image.torn_offset, "torn compressed section", image.torn_bytes, p.may_be_torn)) {
+      return false;
+    }
+    SegmentReader reader(image.bytes, p.header);
     if (options_.from && options_.from->segment == p.file.id) reader.skip_to(options_.from->offset);
     while (true) {
       SegmentItem item = reader.next();
@@ -140,6 +155,7 @@ class Replay {
   const ReplayOptions& options_;
   const ReplayHandler& handler_;
   ReplayReport& report_;
+  std::vector<std::byte> buffer_;  // the segment being replayed; reused for each
 };
 
 }  // namespace

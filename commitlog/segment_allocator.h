@@ -24,8 +24,9 @@ namespace commitlog {
 
 class SegmentAllocator {
  public:
+  // `pool` (may be null for plain segments) must outlive the allocator.
   SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity, uint16_t flags,
-                   uint64_t first_id);
+                   uint64_t first_id, BufferPool* pool = nullptr);
   ~SegmentAllocator();  // stop()
 
   // Stops the thread and removes a prepared, unused segment. Idempotent;
@@ -46,6 +47,7 @@ class SegmentAllocator {
   const uint64_t capacity_;
   const uint16_t flags_;
   const uint64_t first_id_;
+  BufferPool* const pool_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   uint64_t next_id_;                          // guarded by mu_

@@ -15,20 +15,26 @@ Status SegmentChain::start() {
 }
 
 Result<MappedSegment*> SegmentChain::advance(MappedSegment* full) {
+  // Waiting for the allocator happens under switch_mu_ only: the sync thread,
+  // which may have to finish `full` (and free its compression buffer) before
+  // the allocator can go on, takes mu_ and must never wait for this.
+  std::lock_guard switching(switch_mu_);
   {
     std::lock_guard lock(mu_);
     if (shut_) return Status::closed("the commit log is closed");
     MappedSegment* current = active_.load(std::memory_order_acquire);
     if (current != full) return current;  // another producer switched already
     full->close();
-    auto next = allocator_.take();
-    if (!next.ok()) return next.status();
-    segments_.push_back(std::move(next).value());
-    active_.store(segments_.back().get(), std::memory_order_release);
-    switches_.fetch_add(1, std::memory_order_relaxed);
   }
   on_switch_();
-  return active();
+  auto next = allocator_.take();
+  if (!next.ok()) return next.status();
+  std::lock_guard lock(mu_);
+  if (shut_) return Status::closed("the commit log is closed");
+  segments_.push_back(std::move(next).value());
+  active_.store(segments_.back().get(), std::memory_order_release);
+  switches_.fetch_add(1, std::memory_order_relaxed);
+  return segments_.back().get();
 }
 
 void SegmentChain::shut() {

@@ -52,6 +52,7 @@ class SegmentChain {
   const uint64_t first_id_;
   std::atomic<MappedSegment*> active_{nullptr};
   std::atomic<uint64_t> switches_{0};
+  std::mutex switch_mu_;  // serializes switches; never held by the sync thread
   mutable std::mutex mu_;
   std::deque<std::unique_ptr<MappedSegment>> segments_;  // guarded by mu_
   size_t first_unfinished_ = 0;                          // guarded by mu_

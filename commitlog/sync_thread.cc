@@ -144,6 +144,7 @@ void SyncThread::execute(SyncPlan plan) {
   counters_.flush_nanos.fetch_add(static_cast<uint64_t>(last_flush_duration_.count()),
                                   std::memory_order_relaxed);
   counters_.by_reason[static_cast<size_t>(plan.reason) % 8].fetch_add(1, std::memory_order_relaxed);
+  counters_.group_sizes[SyncCounters::group_size_bucket(entries)].fetch_add(1, std::memory_order_relaxed);
 }
 
 void SyncThread::handle_failure(const Status& error) {

@@ -13,7 +13,9 @@
 // Thread-safety: the public members may be called from any thread.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -31,6 +33,14 @@ struct SyncCounters {
   std::atomic<uint64_t> flushed_entries{0};  // mutations made durable
   std::atomic<uint64_t> flush_nanos{0};      // time spent in flush rounds
   std::atomic<uint64_t> by_reason[8]{};      // flushes per SyncReason
+  // Flushes by group size (mutations they made durable): bucket 0 counts
+  // empty flushes, bucket b >= 1 groups of [2^(b-1), 2^b) mutations, the last
+  // bucket everything larger.
+  static constexpr size_t kGroupSizeBuckets = 24;
+  static size_t group_size_bucket(uint64_t mutations) {
+    return std::min<size_t>(static_cast<size_t>(std::bit_width(mutations)), kGroupSizeBuckets - 1);
+  }
+  std::atomic<uint64_t> group_sizes[kGroupSizeBuckets]{};
 };
 
 class SyncThread {

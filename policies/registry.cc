@@ -8,6 +8,7 @@ PolicyRegistry& PolicyRegistry::global() {
     r->add("periodic", make_periodic_policy).ignore();
     r->add("batch", make_batch_policy).ignore();
     r->add("group", make_group_policy).ignore();
+    r->add("adaptive", make_adaptive_policy).ignore();
     return r;
   }();
   return *registry;

@@ -49,5 +49,6 @@ class PolicyRegistry {
 Result<std::unique_ptr<SyncPolicy>> make_periodic_policy(const PolicySettings& settings);
 Result<std::unique_ptr<SyncPolicy>> make_batch_policy(const PolicySettings& settings);
 Result<std::unique_ptr<SyncPolicy>> make_group_policy(const PolicySettings& settings);
+Result<std::unique_ptr<SyncPolicy>> make_adaptive_policy(const PolicySettings& settings);
 
 }  // namespace commitlog

@@ -27,4 +27,12 @@ uint64_t entry_header_checksum(const std::byte* header, uint64_t segment_id, uin
   return XXH3_64bits(buf, sizeof buf);
 }
 
+uint64_t section_header_checksum(const std::byte* header, uint64_t segment_id, uint64_t own_offset) {
+  std::byte buf[48];
+  std::memcpy(buf, header, 32);
+  store_u64(buf + 32, segment_id);
+  store_u64(buf + 40, own_offset);
+  return XXH3_64bits(buf, sizeof buf);
+}
+
 }  // namespace commitlog

@@ -13,6 +13,8 @@ uint64_t checksum(std::span<const std::byte> bytes, uint64_t seed = 0);
 
 // Checksum of a marker at `own_offset` of segment `segment_id` saying `next`.
 uint64_t marker_checksum(uint64_t next, uint64_t segment_id, uint64_t own_offset);
+// Checksum of the first 32 bytes of a compressed section header at file offset `own_offset`.
+uint64_t section_header_checksum(const std::byte* header, uint64_t segment_id, uint64_t own_offset);
 // Checksum of the first 24 bytes of an entry header at `own_offset`.
 uint64_t entry_header_checksum(const std::byte* header, uint64_t segment_id, uint64_t own_offset);
 

@@ -68,6 +68,28 @@ constexpr uint64_t entry_footprint(uint64_t payload_size) {
 inline constexpr uint64_t kFirstMarkerOffset = kHeaderSize;
 inline constexpr uint64_t kFirstEntryOffset = kFirstMarkerOffset + kMarkerSize;
 
+// Compressed segments (kFlagLz4Sections). The writer builds the same image
+// as above in memory; each flush stores the changed range of that image as a
+// section, so positions mean the same with and without compression:
+//
+//   | file header (64 B) | section header (40 B) | stored bytes | pad | section header | ...
+//
+//   section header: u64 image_offset | u32 image_length | u32 stored_length
+//                   u32 flags (kSectionRaw: stored uncompressed) | u32 zero
+//                   u64 stored_checksum (XXH3-64 of the stored bytes)
+//                   u64 header_checksum (bytes 0..32, segment id, own file offset)
+//   all 40 bytes zero: end of sections.
+// Sections may overlap in the image; a later one wins (the open marker is
+// rewritten by the next flush).
+inline constexpr size_t kSectionHeaderSize = 40;
+inline constexpr size_t kSectionImageOffset = 0;       // u64
+inline constexpr size_t kSectionImageLength = 8;       // u32
+inline constexpr size_t kSectionStoredLength = 12;     // u32
+inline constexpr size_t kSectionFlags = 16;            // u32
+inline constexpr size_t kSectionStoredChecksum = 24;   // u64
+inline constexpr size_t kSectionHeaderChecksum = 32;   // u64
+inline constexpr uint32_t kSectionRaw = 1u << 0;
+
 // Segment files are named CommitLog-<version>-<id>.log.
 inline constexpr const char* kFilePrefix = "CommitLog-";
 inline constexpr const char* kFileSuffix = ".log";

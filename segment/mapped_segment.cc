@@ -48,46 +48,50 @@ std::optional<uint64_t> parse_segment_file_name(const std::string& name) {
 }
 
 Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const std::string& dir,
-                                                             SegmentFileInfo info, uint64_t now_us) {
+                                                             SegmentFileInfo info, uint64_t now_us,
+                                                             BufferPool* pool) {
   if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
       info.capacity % format::kAlignment != 0) {
     return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
                                     " is too small or not a multiple of 8");
   }
+  const bool compressed = (info.flags & format::kFlagLz4Sections) != 0;
+  if (compressed && (pool == nullptr || pool->buffer_size() < info.capacity)) {
+    return Status::invalid_argument("a compressed segment needs a buffer pool of segment-sized buffers");
+  }
+  std::byte header[format::kHeaderSize] = {};
+  store_u64(header + format::kHeaderMagicOffset, format::kMagic);
+  store_u16(header + format::kHeaderVersionOffset, format::kFormatVersion);
+  store_u16(header + format::kHeaderFlagsOffset, info.flags);
+  store_u32(header + format::kHeaderSizeOffset, format::kHeaderSize);
+  store_u64(header + format::kHeaderIdOffset, info.id);
+  store_u64(header + format::kHeaderCreatedOffset, now_us);
+  store_u64(header + format::kHeaderCapacityOffset, info.capacity);
+  store_u64(header + format::kHeaderPreviousIdOffset, info.previous_id);
+  store_u64(header + format::kHeaderChecksumOffset, checksum({header, format::kHeaderChecksumOffset}));
+
+  // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
+  std::optional<PooledBuffer> buffer;
+  if (compressed) buffer.emplace(pool->acquire());
   std::string path = dir + "/" + segment_file_name(info.id);
   auto file = fs.open(path, OpenMode::kCreateNew);
   if (!file.ok()) return file.status();
-  // A plain fallocate, not zero-filling writes: on ext4 a zero-filled file can
-  // sit in the page cache as large folios, and msync of one dirty 4 KiB page
-  // then writes the whole folio (about 1 MiB measured). See FORMAT.md.
-  CL_RETURN_IF_ERROR((*file)->allocate(0, info.capacity));
-  auto base = (*file)->map(info.capacity);
-  if (!base.ok()) return base.status();
-
-  std::byte* h = *base;
-  store_u64(h + format::kHeaderMagicOffset, format::kMagic);
-  store_u16(h + format::kHeaderVersionOffset, format::kFormatVersion);
-  store_u16(h + format::kHeaderFlagsOffset, info.flags);
-  store_u32(h + format::kHeaderSizeOffset, format::kHeaderSize);
-  store_u64(h + format::kHeaderIdOffset, info.id);
-  store_u64(h + format::kHeaderCreatedOffset, now_us);
-  store_u64(h + format::kHeaderCapacityOffset, info.capacity);
-  store_u64(h + format::kHeaderPreviousIdOffset, info.previous_id);
-  store_u64(h + format::kHeaderChecksumOffset,
-            checksum({h, format::kHeaderChecksumOffset}));
-  CL_RETURN_IF_ERROR((*file)->sync_mapped(0, format::kFirstEntryOffset));
+  auto storage = compressed
+                     ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, header)
+                     : make_mapped_storage(std::move(file).value(), info.capacity, header);
+  if (!storage.ok()) return storage.status();
   // The new name must be durable before anything in it is acknowledged.
   CL_RETURN_IF_ERROR(fs.sync_dir(dir));
   return std::unique_ptr<MappedSegment>(
-      new MappedSegment(std::move(file).value(), std::move(path), info, *base));
+      new MappedSegment(std::move(storage).value(), std::move(path), info));
 }
 
-MappedSegment::MappedSegment(std::unique_ptr<File> file, std::string path, SegmentFileInfo info,
-                             std::byte* base)
-    : file_(std::move(file)),
+MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path,
+                             SegmentFileInfo info)
+    : storage_(std::move(storage)),
       path_(std::move(path)),
       info_(info),
-      base_(base),
+      base_(storage_->image()),
       alloc_(format::kFirstEntryOffset),
       open_marker_(format::kFirstMarkerOffset),
       published_(format::kFirstEntryOffset),
@@ -209,7 +213,7 @@ uint64_t MappedSegment::seal() {
 Result<uint64_t> MappedSegment::flush() {
   const uint64_t tail = open_marker_ + format::kMarkerSize;
   if (dirty_) {
-    CL_RETURN_IF_ERROR(file_->sync_mapped(flush_from_, tail - flush_from_));
+    CL_RETURN_IF_ERROR(storage_->persist(flush_from_, tail - flush_from_));
     // The next seal rewrites the open marker, so the next flush starts there.
     flush_from_ = open_marker_;
     dirty_ = false;
@@ -223,6 +227,8 @@ Result<uint64_t> MappedSegment::flush() {
 namespace commitlog {
 void MappedSegment::release_file() {
   assert(finished_);
-  file_.reset();
+  image_bytes_persisted_ = storage_->image_bytes_persisted();
+  file_bytes_written_ = storage_->file_bytes_written();
+  storage_.reset();
 }
 }  // namespace commitlog

@@ -1,4 +1,7 @@
-// One preallocated, mmapped segment file being written.
+// One segment file being written. Its image (format.h) is the mmapped file
+// itself, or for compressed segments a pooled buffer whose changed ranges each
+// flush stores as LZ4 sections (segment_storage.h); everything here works on
+// the image alone.
 //
 // Producers reserve space with reserve() (one compare-and-swap on the segment's
 // allocation offset, no lock), then write_entry() copies the payload straight
@@ -18,7 +21,9 @@
 #include <string>
 #include <utility>
 
+#include "segment/buffer_pool.h"
 #include "segment/file_system.h"
+#include "segment/segment_storage.h"
 #include "segment/status.h"
 
 namespace commitlog {
@@ -36,10 +41,12 @@ std::optional<uint64_t> parse_segment_file_name(const std::string& name);
 
 class MappedSegment {
  public:
-  // Creates, preallocates and maps `dir`/CommitLog-<v>-<id>.log, writes and
+  // Creates `dir`/CommitLog-<v>-<id>.log (preallocated and mapped, or, with
+  // kFlagLz4Sections in info.flags, backed by a buffer from `pool`), writes and
   // syncs its header, and syncs the directory. Runs on the allocator thread.
   static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const std::string& dir,
-                                                       SegmentFileInfo info, uint64_t now_us);
+                                                       SegmentFileInfo info, uint64_t now_us,
+                                                       BufferPool* pool = nullptr);
 
   uint64_t id() const { return info_.id; }
   uint64_t capacity() const { return info_.capacity; }
@@ -72,8 +79,15 @@ class MappedSegment {
   Result<uint64_t> flush();
   // True once the end marker is written and flushed.
   bool finished() const { return finished_; }
-  // Unmaps and closes the file of a finished segment.
+  // Unmaps and closes the file (and gives back the buffer) of a finished segment.
   void release_file();
+  // Image bytes made durable and the file bytes that took (compression ratio).
+  uint64_t image_bytes_persisted() const {
+    return storage_ ? storage_->image_bytes_persisted() : image_bytes_persisted_;
+  }
+  uint64_t file_bytes_written() const {
+    return storage_ ? storage_->file_bytes_written() : file_bytes_written_;
+  }
   // Bytes reserved so far (entries and markers), for metrics and tests.
   uint64_t used() const;
   // Anything reserved (or a close) since the last seal.
@@ -84,11 +98,11 @@ class MappedSegment {
   uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
 
  private:
-  MappedSegment(std::unique_ptr<File> file, std::string path, SegmentFileInfo info, std::byte* base);
+  MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path, SegmentFileInfo info);
   void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
 
-  std::unique_ptr<File> file_;
+  std::unique_ptr<SegmentStorage> storage_;
   const std::string path_;
   const SegmentFileInfo info_;
   std::byte* const base_;
@@ -100,6 +114,7 @@ class MappedSegment {
   bool dirty_ = false;                 // sealed bytes not flushed yet
   bool end_marker_written_ = false;
   uint64_t sealed_entries_ = 0;
+  uint64_t image_bytes_persisted_ = 0, file_bytes_written_ = 0;  // kept after release_file()
   bool finished_ = false;
 };
 

@@ -164,15 +164,21 @@ FileSystem* posix_file_system() {
 }
 
 Result<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::string& path) {
+  std::vector<std::byte> bytes;
+  CL_RETURN_IF_ERROR(read_whole_file(fs, path, &bytes));
+  return bytes;
+}
+
+Status read_whole_file(FileSystem& fs, const std::string& path, std::vector<std::byte>* out) {
   auto file = fs.open(path, OpenMode::kRead);
   if (!file.ok()) return file.status();
   auto size = (*file)->size();
   if (!size.ok()) return size.status();
-  std::vector<std::byte> bytes(*size);
-  auto got = (*file)->read_at(0, bytes);
+  out->resize(*size);  // zero-fills only what grows past the previous size
+  auto got = (*file)->read_at(0, *out);
   if (!got.ok()) return got.status();
-  bytes.resize(*got);
-  return bytes;
+  out->resize(*got);
+  return {};
 }
 
 }  // namespace commitlog

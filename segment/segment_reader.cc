@@ -52,6 +52,9 @@ const char* damage_kind_name(DamageKind kind) {
     case DamageKind::kBadEntryHeader: return "bad entry header checksum";
     case DamageKind::kBadPayloadChecksum: return "bad payload checksum";
     case DamageKind::kEntryOverrunsSection: return "entry overruns its sync section";
+    case DamageKind::kBadSectionHeader: return "bad compressed section header";
+    case DamageKind::kBadSectionChecksum: return "bad compressed section checksum";
+    case DamageKind::kBadCompressedData: return "compressed section does not decompress";
   }
   return "unknown";
 }
@@ -120,9 +123,15 @@ SegmentItem SegmentReader::enter_section(uint64_t at) {
     return SegmentEnd{EndKind::kEndOfData, at, count_unsealed(at + format::kMarkerSize), sections_};
   }
   // Kudu's rule: damage followed by valid sealed data is corruption; damage
-  // with nothing valid after it is a torn tail.
+  // with nothing valid after it is a torn tail. An end-of-segment marker does
+  // not count: the seal that writes it also writes the marker before it, and a
+  // power loss may keep either without the other.
   const uint64_t found = find_marker_after(at + format::kAlignment);
-  if (found == UINT64_MAX) return SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
+  uint64_t found_next = 0;
+  if (found == UINT64_MAX ||
+      (valid_marker_at(found, &found_next) && found_next == format::kEndOfSegment)) {
+    return SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
+  }
   ended_ = false;
   marker_ = found;
   return SegmentDamage{at, found - at, DamageKind::kBadMarker};
@@ -150,24 +159,41 @@ SegmentItem SegmentReader::next() {
     }
     const uint64_t at = cursor_;
     const std::byte* e = bytes_.data() + at;
+    // Kudu's rule for entries too: damage in the last section, with no valid
+    // marker after it but the end-of-segment one, is a torn tail. A seal writes
+    // the section's marker while its entries may still be unsynced, and a
+    // power loss may keep the marker's page without an entry's; no entry of
+    // such a section was acknowledged. The replayer decides if a tail may be torn.
+    auto damaged = [&](SegmentDamage damage) -> SegmentItem {
+      uint64_t next = 0;
+      const bool last_section =
+          valid_marker_at(section_end_, &next)
+              ? next == format::kEndOfSegment
+              : find_marker_after(section_end_ + format::kAlignment) == UINT64_MAX;
+      if (!last_section) return damage;
+      in_section_ = false;
+      ended_ = true;
+      end_ = SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
+      return end_;
+    };
     if (at + format::kEntryHeaderSize > section_end_) {
       cursor_ = section_end_;
-      return SegmentDamage{at, section_end_ - at, DamageKind::kEntryOverrunsSection};
+      return damaged({at, section_end_ - at, DamageKind::kEntryOverrunsSection});
     }
     if (load_u64(e + format::kEntryHeaderChecksumOffset) != entry_header_checksum(e, header_.id, at)) {
       cursor_ = section_end_;  // the length cannot be trusted: skip the section's rest
-      return SegmentDamage{at, section_end_ - at, DamageKind::kBadEntryHeader};
+      return damaged({at, section_end_ - at, DamageKind::kBadEntryHeader});
     }
     const uint32_t length = load_u32(e + format::kEntryLengthOffset);
     const uint64_t footprint = format::align_up(length);
     if (length < format::kEntryHeaderSize || at + footprint > section_end_) {
       cursor_ = section_end_;
-      return SegmentDamage{at, section_end_ - at, DamageKind::kEntryOverrunsSection};
+      return damaged({at, section_end_ - at, DamageKind::kEntryOverrunsSection});
     }
     cursor_ = at + footprint;
     std::span<const std::byte> payload{e + format::kEntryHeaderSize, length - format::kEntryHeaderSize};
     if (load_u64(e + format::kEntryPayloadChecksumOffset) != checksum(payload)) {
-      return SegmentDamage{at, footprint, DamageKind::kBadPayloadChecksum};
+      return damaged({at, footprint, DamageKind::kBadPayloadChecksum});
     }
     if (at < skip_before_) continue;
     return SegmentEntry{at, load_u32(e + format::kEntryTableOffset),

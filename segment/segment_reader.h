@@ -53,7 +53,15 @@ struct SegmentEntry {
   std::span<const std::byte> payload;
 };
 
-enum class DamageKind { kBadMarker, kBadEntryHeader, kBadPayloadChecksum, kEntryOverrunsSection };
+enum class DamageKind {
+  kBadMarker,
+  kBadEntryHeader,
+  kBadPayloadChecksum,
+  kEntryOverrunsSection,
+  kBadSectionHeader,    // compressed segments: a section header checksum failed
+  kBadSectionChecksum,  // compressed segments: the stored bytes' checksum failed
+  kBadCompressedData,   // compressed segments: LZ4 rejected the stored bytes
+};
 const char* damage_kind_name(DamageKind kind);
 
 struct SegmentDamage {

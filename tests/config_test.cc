@@ -213,6 +213,12 @@ TEST_CASE("config: every key in its new and its old style") {
   CHECK(load_ok("commitlog_compression: {class_name: LZ4Compressor}").options.compression == Compression::kLz4);
   CHECK(load_ok("commit_failure_policy: die").options.commit_failure_policy == CommitFailurePolicy::kDie);
   CHECK(load_ok("commitlog_ext_marker_interval: 250us").options.policy.marker_interval == microseconds(250));
+  CHECK(load_ok("commitlog_max_compression_buffers_in_pool: 5").options.max_compression_buffers_in_pool == 5);
+  CHECK(load_ok("").options.max_compression_buffers_in_pool == 3);
+  load_error("commitlog_max_compression_buffers_in_pool: 0", 1, "commitlog_max_compression_buffers_in_pool", "0",
+             "whole number");
+  load_error("commitlog_max_compression_buffers_in_pool: lots", 1, "commitlog_max_compression_buffers_in_pool",
+             "lots", "whole number");
 }
 
 TEST_CASE("config: duration and size syntax") {
@@ -393,7 +399,7 @@ TEST_CASE("config: effective settings say where each value came from") {
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 12);
+  REQUIRE(c.settings.size() == 13);
   CHECK(c.settings.front().key == "commitlog_directory");
   CHECK(c.settings.back().key == "commitlog_ext_adaptive_latency_cap");
   const ConfigValue& period = setting(c, "commitlog_sync_period");

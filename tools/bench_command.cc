@@ -1,5 +1,254 @@
-// Placeholder: `commitlog bench` is being written.
+// `commitlog bench`: durable append throughput, latency and CPU cost of the
+// commit log under each sync policy and producer count, next to two
+// references run in the same invocation (raw: an ideal group commit with
+// fdatasync; rocksdb: Put with sync = true). See docs/benchmarks.md.
+//
+// Points are every size x producer shape x engine variant, in that nesting,
+// so the engines of one shape run back to back on the same machine state.
+// Each point gets a fresh directory, deleted afterwards.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include <fmt/core.h>
+
+#include "commitlog/config.h"
+#include "commitlog/config_values.h"
+#include "tools/bench_args.h"
+#include "tools/bench_report.h"
+#include "tools/bench_runner.h"
 #include "tools/commands.h"
+
 namespace commitlog::tools {
-void add_bench_command(CLI::App&, int&) {}
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchArgs {
+  std::vector<std::string> policies{"batch", "group:10ms"};
+  std::vector<std::string> engines{"commitlog", "raw", "rocksdb"};
+  std::vector<std::string> producers{"1", "2", "4", "8", "16"};
+  std::vector<std::string> fibers{"1"};
+  std::vector<std::string> sizes{"100"};
+  std::string duration = "2s";
+  std::string warmup = "0.5s";
+  std::string fiber_stack = "16KiB";
+  std::string dir, config, out, plot;
+  BenchFormat format = BenchFormat::kTable;
+  bool quick = false;
+};
+
+// --quick: the README's main command, under a minute: 20 points of 1 s.
+void apply_quick_preset(const CLI::App& cmd, BenchArgs& a) {
+  auto unset = [&](const char* option) { return cmd.count(option) == 0; };
+  if (unset("--policies") && unset("--config")) a.policies = {"batch", "group:2ms"};
+  if (unset("--producers")) a.producers = {"1", "4", "16", "64", "2x500"};
+  if (unset("--sizes")) a.sizes = {"100"};
+  if (unset("--duration")) a.duration = "1s";
+  if (unset("--warmup")) a.warmup = "0.2s";
+}
+
+std::string config_policy(const Options& o) {
+  if (o.sync_policy == "group") return "group:" + config_values::format_duration(o.policy.group_window);
+  if (o.sync_policy == "periodic") return "periodic:" + config_values::format_duration(o.policy.sync_period);
+  return o.sync_policy;
+}
+
+// Every point of the run, or a usage error.
+Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Options& base) {
+  if (!a.config.empty()) {
+    auto loaded = load_config_file(a.config);
+    if (!loaded.ok()) return loaded.status();
+    for (const std::string& w : loaded->warnings) fmt::print(stderr, "commitlog bench: {}\n", w);
+    base = loaded->options;
+    if (cmd.count("--policies") == 0) a.policies = {config_policy(base)};
+  }
+  std::vector<EngineSpec> variants;
+  for (const std::string& engine : a.engines) {
+    if (!engine_available(engine)) {
+      if (engine != "rocksdb") return Status::invalid_argument("unknown engine '" + engine + "'");
+      fmt::print(stderr, "commitlog bench: the rocksdb engine is absent from this build "
+                         "(librocksdb-dev was not found at configure time); skipping it\n");
+      continue;
+    }
+    if (engine != "commitlog") {
+      variants.push_back({engine});
+      continue;
+    }
+    for (const std::string& policy : a.policies) {
+      auto spec = parse_policy(policy, base.policy);
+      if (!spec.ok()) return spec.status();
+      variants.push_back(*spec);
+    }
+  }
+  PointSpec proto;
+  auto duration = parse_bench_duration(a.duration);
+  auto warmup = parse_bench_duration(a.warmup);
+  auto stack = parse_bench_size(a.fiber_stack);
+  auto shapes = parse_producers(a.producers, a.fibers);
+  if (!duration.ok()) return duration.status();
+  if (!warmup.ok()) return warmup.status();
+  if (!stack.ok()) return stack.status();
+  if (!shapes.ok()) return shapes.status();
+  proto.duration = *duration;
+  proto.warmup = *warmup;
+  proto.fiber_stack = *stack;
+  std::vector<PointSpec> points;
+  bool skipped_rocksdb = false;
+  for (const std::string& size_text : a.sizes) {
+    auto size = parse_bench_size(size_text);
+    if (!size.ok()) return size.status();
+    for (const ProducerShape& shape : *shapes) {
+      for (const EngineSpec& variant : variants) {
+        if (variant.engine == "rocksdb" && shape.fibers > 1) {
+          skipped_rocksdb = true;
+          continue;
+        }
+        PointSpec p = proto;
+        p.engine = variant;
+        p.threads = shape.threads;
+        p.fibers = shape.fibers;
+        p.size = *size;
+        points.push_back(p);
+      }
+    }
+  }
+  if (skipped_rocksdb) {
+    fmt::print(stderr, "commitlog bench: rocksdb runs with thread producers only: a Put blocks its "
+                       "thread, so fibers on it would only queue behind one another\n");
+  }
+  return points;
+}
+
+// The directory the points' directories go in; `owned` if made here.
+Result<std::string> make_root(const std::string& dir, bool& owned) {
+  std::error_code ec;
+  if (!dir.empty()) {
+    fs::create_directories(dir, ec);
+    if (ec) return Status::io_error("--dir " + dir + ": " + ec.message());
+    return dir;
+  }
+  std::string templ = (fs::temp_directory_path(ec) / "commitlog-bench-XXXXXX").string();
+  if (::mkdtemp(templ.data()) == nullptr) return Status::from_errno(errno, "mkdtemp " + templ);
+  owned = true;
+  return templ;
+}
+
+std::string describe(const PointResult& r) {
+  return fmt::format("{:.0f} ops/s, {:.2f} MB/s, p50 {:.0f} µs, p99 {:.0f} µs, {:.3f} fsyncs/op, "
+                     "{:.3f} ctxsw/op", r.ops_per_second(), r.mb_per_second(),
+                     static_cast<double>(r.latency.quantile(0.5)) / 1e3,
+                     static_cast<double>(r.latency.quantile(0.99)) / 1e3,
+                     r.per_op(static_cast<double>(r.syncs)),
+                     r.per_op(static_cast<double>(r.usage.context_switches())));
+}
+
+int run_bench(const CLI::App& cmd, BenchArgs& args) {
+  if (args.quick) apply_quick_preset(cmd, args);
+  Options base;
+  auto points = plan_points(cmd, args, base);
+  if (!points.ok()) {
+    fmt::print(stderr, "commitlog bench: {}\n", points.status().to_string());
+    return kExitUsage;
+  }
+  bool owned = false;
+  auto root = make_root(args.dir, owned);
+  if (!root.ok()) {
+    fmt::print(stderr, "commitlog bench: {}\n", root.status().to_string());
+    return kExitUsage;
+  }
+  std::vector<PointResult> results;
+  int failed = 0;
+  for (size_t i = 0; i < points->size(); ++i) {
+    const PointSpec& spec = (*points)[i];
+    const std::string dir = fmt::format("{}/point-{}", *root, i);
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    const std::string name = fmt::format("[{}/{}] {}, {} x {}, {}", i + 1, points->size(),
+                                         spec.engine.label(), spec.threads, spec.fibers,
+                                         format_bytes(spec.size));
+    auto result = run_point(spec, {dir, spec.size, spec.fibers, base});
+    fs::remove_all(dir, ec);
+    if (!result.ok()) {
+      fmt::print(stderr, "{}: {}\n", name, result.status().to_string());
+      ++failed;
+      continue;
+    }
+    fmt::print(stderr, "{}: {}\n", name, describe(*result));
+    results.push_back(std::move(result).value());
+  }
+  if (owned) {
+    std::error_code ec;
+    fs::remove_all(*root, ec);
+  }
+
+  std::string report;
+  if (args.format == BenchFormat::kTable) {
+    report = fmt::format("{} points of {} after {} of warm-up each, on {} CPUs\n\n", results.size(),
+                         args.duration, args.warmup, ::sysconf(_SC_NPROCESSORS_ONLN));
+  }
+  report += format_results(results, args.format);
+  if (args.out.empty()) {
+    fmt::print("{}", report);
+  } else {
+    std::ofstream(args.out) << report;
+    fmt::print(stderr, "commitlog bench: wrote {}\n", args.out);
+  }
+  if (!args.plot.empty()) {
+    auto files = write_plots(results, args.plot);
+    if (!files.ok()) {
+      fmt::print(stderr, "commitlog bench: {}\n", files.status().to_string());
+      return kExitCorruption;
+    }
+    for (const std::string& f : *files) fmt::print(stderr, "commitlog bench: wrote {}\n", f);
+  }
+  return failed == 0 && std::all_of(results.begin(), results.end(),
+                                    [](const PointResult& r) { return r.errors == 0; })
+             ? kExitOk
+             : kExitCorruption;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "measure durable append throughput, latency and CPU per op by policy and producers, "
+               "next to raw fdatasync group commit and RocksDB (exit 1 if a point failed)");
+  cmd->add_option("--policies", args->policies, "sync policies, e.g. batch,group:10ms,periodic")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--engines", args->engines, "engines: commitlog,raw,rocksdb")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--producers", args->producers,
+                  "producer threads, e.g. 1,2,4; TxF is T threads of F fibers each, e.g. 2x500")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--fibers", args->fibers, "fibers per thread (1: the thread appends itself)")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--sizes", args->sizes, "payload sizes, e.g. 100,4KiB,1MiB")
+      ->delimiter(',')->capture_default_str();
+  cmd->add_option("--duration", args->duration, "measured time per point")->capture_default_str();
+  cmd->add_option("--warmup", args->warmup, "warm-up per point, not measured")->capture_default_str();
+  cmd->add_option("--fiber-stack", args->fiber_stack, "stack size of each fiber")->capture_default_str();
+  cmd->add_option("--dir", args->dir, "where the points' directories go (default: a new one under /tmp, removed)");
+  cmd->add_option("--config", args->config, "a commitlog.yaml giving the log's options (and policy)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--format", args->format, "table, csv or json")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, BenchFormat>{{"table", BenchFormat::kTable},
+                                             {"csv", BenchFormat::kCsv},
+                                             {"json", BenchFormat::kJson}},
+          CLI::ignore_case));
+  cmd->add_option("--out", args->out, "write the report here instead of stdout");
+  cmd->add_option("--plot", args->plot, "X.png or X.svg: writes X-ops and X-p99 plots with gnuplot");
+  cmd->add_flag("--quick", args->quick,
+                "under a minute: batch,group:2ms at 1,4,16,64 threads and 2x500 fibers, 100 B, 1 s");
+  cmd->callback([cmd, args, &exit_code] { exit_code = run_bench(*cmd, *args); });
+}
+
 }  // namespace commitlog::tools

@@ -23,6 +23,7 @@ struct DemoArgs {
   int threads = 4;
   int fibers = 250;
   int mutations = 20;
+  bool lz4 = false;
 };
 
 int run_demo(const DemoArgs& args) {
@@ -33,6 +34,7 @@ int run_demo(const DemoArgs& args) {
   options.sync_policy = args.policy;
   options.policy.group_window = std::chrono::milliseconds(2);
   options.segment_size = 4u << 20;
+  if (args.lz4) options.compression = Compression::kLz4;
   auto log = CommitLog::open(options);
   if (!log.ok()) {
     fmt::print(stderr, "commitlog demo: {}\n", log.status().to_string());
@@ -94,6 +96,7 @@ void add_demo_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", args->threads, "producer threads")->check(CLI::Range(1, 1024));
   cmd->add_option("--fibers", args->fibers, "fibers per thread")->check(CLI::Range(1, 1000000));
   cmd->add_option("--mutations", args->mutations, "mutations per fiber")->check(CLI::Range(1, 1000000));
+  cmd->add_flag("--lz4", args->lz4, "LZ4-compressed segments");
   cmd->callback([args, &exit_code] { exit_code = run_demo(*args); });
 }
 

@@ -1,5 +1,144 @@
-// Placeholder: `commitlog replay` is being written.
+// `commitlog replay DIR [--mode strict|skip] [--table ID]... [--from SEGMENT:OFFSET] [--out FILE]`:
+// replays a log through the library's replayer and writes each mutation, in
+// log order, as one line of JSON:
+//   {"segment":<id>,"offset":<n>,"table":<id>,"size":<n>,"payload":"<standard base64>"}
+// to stdout or FILE. Problems (one line each) and a summary go to stderr.
+// Exit codes as for verify: 0 intact (torn tails allowed), 1 corruption found
+// (strict: the replay stopped there; skip: the rest was still written), 2 a
+// usage or input error. The default mode is strict, the library's.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+
+#include "commitlog/replayer.h"
+#include "tools/base64.h"
 #include "tools/commands.h"
+#include "tools/log_fixture.h"
+#include "tools/log_input.h"
+#include "tools/output.h"
+#include "tools/report_format.h"
+
 namespace commitlog::tools {
-void add_replay_command(CLI::App&, int&) {}
+namespace {
+
+struct ReplayArgs {
+  std::string dir;
+  std::string mode;
+  std::vector<uint32_t> tables;
+  std::string from;
+  std::string out;
+};
+
+std::optional<Position> parse_position(const std::string& s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  Position p;
+  const char* end = s.data() + s.size();
+  auto a = std::from_chars(s.data(), s.data() + colon, p.segment);
+  auto b = std::from_chars(s.data() + colon + 1, end, p.offset);
+  if (a.ec != std::errc() || a.ptr != s.data() + colon || b.ec != std::errc() || b.ptr != end ||
+      colon == 0 || colon + 1 == s.size()) {
+    return std::nullopt;
+  }
+  return p;
+}
+
+template <typename T>
+char* put_number(char* p, T value) {
+  return std::to_chars(p, p + 20, value).ptr;
+}
+
+char* put(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+// Appends one mutation's JSON line to `out`.
+void write_line(Output& out, const ReplayedMutation& m) {
+  constexpr size_t kFixed = 96;  // keys, punctuation and four numbers of at most 20 digits
+  char* p = out.reserve(kFixed + base64_size(m.payload.size()));
+  p = put(p, "{\"segment\":");
+  p = put_number(p, m.position.segment);
+  p = put(p, ",\"offset\":");
+  p = put_number(p, m.position.offset);
+  p = put(p, ",\"table\":");
+  p = put_number(p, m.table);
+  p = put(p, ",\"size\":");
+  p = put_number(p, m.payload.size());
+  p = put(p, ",\"payload\":\"");
+  p = base64_encode(m.payload, p);
+  p = put(p, "\"}\n");
+  out.commit(p);
+}
+
+int run_replay(const ReplayArgs& args) {
+  ReplayOptions options;
+  options.mode = recovery_mode(args.mode);
+  if (!args.from.empty()) {
+    options.from = parse_position(args.from);
+    if (!options.from) {
+      fmt::print(stderr, "commitlog replay: --from: expected SEGMENT:OFFSET (two numbers), got '{}'\n",
+                 args.from);
+      return kExitUsage;
+    }
+  }
+  auto files = open_log_directory(args.dir);
+  if (!files.ok()) return input_error("replay", files.status());
+  auto out = Output::open(args.out);
+  if (!out.ok()) return input_error("replay", out.status());
+  Output& output = **out;
+
+  std::vector<uint32_t> tables = args.tables;
+  std::sort(tables.begin(), tables.end());
+  uint64_t written = 0, written_bytes = 0;
+  ReplayProgress progress("replay", *files);
+  const auto start = std::chrono::steady_clock::now();
+  ReplayReport report = replay_directory(args.dir, options, [&](const ReplayedMutation& m) {
+    progress.update(m.position);
+    if (!tables.empty() && !std::binary_search(tables.begin(), tables.end(), m.table)) return Status{};
+    write_line(output, m);
+    ++written;
+    written_bytes += m.payload.size();
+    return output.failed() ? output.flush() : Status{};
+  });
+  Status flushed = output.flush();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.finish();
+
+  if (report.status.ok() && !flushed.ok()) report.status = flushed;
+  const int code = exit_code_for(report);
+  if (code == kExitUsage) return input_error("replay", report.status);
+  for (const ReplayProblem& p : report.problems) fmt::print(stderr, "{}\n", problem_line(p));
+  fmt::print(stderr,
+             "replay {}: {} mutations ({} payload bytes) written of {} replayed; {} segments, {} bytes "
+             "read; {} bytes skipped; torn tail {} bytes; {:.3f} s, {:.1f} MB/s{}\n",
+             args.dir, written, written_bytes, report.mutations, report.segments, report.bytes_read,
+             report.skipped_bytes, report.torn_tail_bytes, seconds,
+             seconds > 0 ? static_cast<double>(report.bytes_read) / 1e6 / seconds : 0.0,
+             report.status.ok() ? "" : "; stopped at the first corruption");
+  return code;
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ReplayArgs>();
+  CLI::App* cmd = app.add_subcommand("replay", "write every replayed mutation as a line of JSON");
+  cmd->add_option("DIR", args->dir, "log directory")->required();
+  add_mode_option(cmd, args->mode, "strict");
+  cmd->add_option("--table", args->tables, "replay only this table (repeatable)");
+  cmd->add_option("--from", args->from, "skip everything before this position, SEGMENT:OFFSET");
+  cmd->add_option("--out", args->out, "write the mutations to FILE instead of stdout");
+  cmd->callback([args, &exit_code] { exit_code = run_replay(*args); });
+  add_replay_fixture_command(app, exit_code);
+}
+
 }  // namespace commitlog::tools

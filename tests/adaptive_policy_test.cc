@@ -1,0 +1,331 @@
+// The adaptive policy's decisions, with an injected clock and scripted
+// arrivals: no sleeping, no disk. Two drivers:
+//   - scripted states: after_append(), on_flush() and plan() called by hand;
+//   - ClosedLoop: a discrete-event model of the sync thread (as in
+//     policy_test.cc) whose producers append again a scripted time after each
+//     flush releases them -- the case the policy exists for. Unlike the
+//     model there, it calls on_flush(), and it counts the arrivals that come
+//     during a flush before that call, as the real sync thread does.
+// Speed is measured by `commitlog bench`, not here.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "policies/registry.h"
+
+namespace commitlog {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+std::unique_ptr<SyncPolicy> make_adaptive(Duration cap = milliseconds(2)) {
+  PolicySettings settings;
+  settings.latency_cap = cap;
+  auto policy = PolicyRegistry::global().create("adaptive", settings);
+  REQUIRE_MESSAGE(policy.ok(), policy.status().to_string());
+  return std::move(policy).value();
+}
+
+TimePoint at_us(int64_t us) { return TimePoint(microseconds(us)); }
+
+struct ClosedLoop {
+  // Every flush takes `sync`. After a flush releases producer p at `t`, it
+  // appends again at t + think(p, t), or never if that is Duration::max().
+  using Think = std::function<Duration(size_t producer, TimePoint released)>;
+
+  struct Hold {  // a plan that held a sync back
+    TimePoint now, at, last_flush_finished, oldest_ready;
+  };
+  struct Flush {
+    TimePoint start;
+    size_t group;
+    SyncReason reason;
+    Duration held;  // start minus when the sync could first have started
+  };
+
+  SyncPolicy& policy;
+  Duration sync;
+  Think think;
+  TimePoint now{};
+  TimePoint last_flush_started{}, last_flush_finished{};
+  bool sync_requested = false;
+  struct Waiter {
+    size_t producer;
+    TimePoint arrived;
+  };
+  std::vector<Waiter> waiting;
+  std::vector<TimePoint> next;  // next arrival per producer
+  std::vector<Hold> holds;
+  std::vector<Flush> flushes;
+  std::vector<Duration> latencies;
+
+  ClosedLoop(SyncPolicy& p, Duration sync_duration, size_t producers, Think t)
+      : policy(p), sync(sync_duration), think(std::move(t)), next(producers) {
+    for (size_t i = 0; i < producers; ++i) next[i] = TimePoint{} + think(i, TimePoint{});
+  }
+
+  TimePoint next_arrival() const { return *std::min_element(next.begin(), next.end()); }
+
+  void arrive_until(TimePoint t) {
+    for (TimePoint a = next_arrival(); a <= t; a = next_arrival()) {
+      const size_t p = static_cast<size_t>(std::min_element(next.begin(), next.end()) - next.begin());
+      REQUIRE(policy.after_append({a, last_flush_started}) == ProducerAction::kRequestSyncAndWait);
+      waiting.push_back({p, a});
+      sync_requested = true;
+      next[p] = TimePoint::max();
+    }
+  }
+
+  // When the sync of the oldest waiter could first have started.
+  TimePoint oldest_ready() const {
+    TimePoint oldest = TimePoint::max();
+    for (const Waiter& w : waiting) oldest = std::min(oldest, w.arrived);
+    return std::max(oldest, last_flush_finished);
+  }
+
+  void run(TimePoint end) {
+    while (now < end) {
+      arrive_until(now);
+      SyncState s;
+      s.now = now;
+      s.last_flush_started = last_flush_started;
+      s.last_flush_finished = s.last_seal = last_flush_finished;
+      s.last_flush_duration = sync;
+      s.sync_requested = sync_requested;
+      s.waiting_producers = waiting.size();
+      s.has_unsealed = s.has_unflushed = !waiting.empty();
+      const SyncPlan plan = policy.plan(s);
+      if (plan.kind == SyncPlan::Kind::kFlush && plan.at <= now) {
+        flush(plan.reason);
+        continue;
+      }
+      REQUIRE(plan.kind != SyncPlan::Kind::kSeal);
+      TimePoint wake = std::min(next_arrival(), end);
+      if (plan.kind == SyncPlan::Kind::kFlush) {
+        holds.push_back({now, plan.at, last_flush_finished, oldest_ready()});
+        wake = std::min(wake, plan.at);  // an arrival wakes the sync thread too
+      }
+      now = wake;
+    }
+  }
+
+  void flush(SyncReason reason) {
+    const TimePoint start = now;
+    flushes.push_back({start, waiting.size(), reason, waiting.empty() ? Duration{} : start - oldest_ready()});
+    const std::vector<Waiter> group = std::exchange(waiting, {});
+    sync_requested = false;
+    now = start + sync;
+    arrive_until(now);  // during the flush: they form the next group
+    for (const Waiter& w : group) {
+      latencies.push_back(now - w.arrived);
+      const Duration t = think(w.producer, now);
+      next[w.producer] = t == Duration::max() ? TimePoint::max() : now + t;
+    }
+    last_flush_started = start;
+    last_flush_finished = now;
+    policy.on_flush(sync, group.size());
+  }
+
+  double mean_group(size_t skip = 0) const {
+    double total = 0;
+    for (size_t i = skip; i < flushes.size(); ++i) total += static_cast<double>(flushes[i].group);
+    return flushes.size() > skip ? total / static_cast<double>(flushes.size() - skip) : 0;
+  }
+};
+
+// Producer p appends again base + p * stagger after it is released: a
+// closed loop of producers that a flush wakes one after another.
+ClosedLoop::Think staggered(Duration base, Duration stagger) {
+  return [=](size_t p, TimePoint) { return base + static_cast<Duration::rep>(p) * stagger; };
+}
+
+TEST_CASE("adaptive: registered by name; producers ask for a sync and wait") {
+  auto names = PolicyRegistry::global().names();
+  CHECK(std::find(names.begin(), names.end(), "adaptive") != names.end());
+  auto policy = make_adaptive();
+  CHECK(policy->name() == "adaptive");
+  CHECK(policy->after_append({at_us(0), at_us(0)}) == ProducerAction::kRequestSyncAndWait);
+
+  PolicySettings negative;
+  negative.latency_cap = -milliseconds(1);
+  auto refused = PolicyRegistry::global().create("adaptive", negative);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("commitlog_ext_adaptive_latency_cap") != std::string::npos);
+}
+
+TEST_CASE("adaptive: idle while nobody waits") {
+  auto policy = make_adaptive();
+  SyncState s;
+  s.now = at_us(100);
+  CHECK(policy->plan(s).kind == SyncPlan::Kind::kIdle);
+  s.has_unsealed = s.has_unflushed = true;  // appended, but nobody waits
+  CHECK(policy->plan(s).kind == SyncPlan::Kind::kIdle);
+}
+
+TEST_CASE("adaptive: one producer at a low rate is synced at once, every time") {
+  auto policy = make_adaptive();
+  // One producer appending 50us after each 4ms sync: nothing else can come.
+  ClosedLoop loop(*policy, milliseconds(4), 1, staggered(microseconds(50), {}));
+  loop.run(at_us(200'000));
+  REQUIRE(loop.flushes.size() > 40);
+  CHECK(loop.holds.empty());
+  for (const auto& f : loop.flushes) {
+    CHECK(f.held == Duration::zero());
+    CHECK(f.reason == SyncReason::kProducerRequest);
+  }
+  CHECK(*std::max_element(loop.latencies.begin(), loop.latencies.end()) == milliseconds(4));
+}
+
+TEST_CASE("adaptive: a high arrival rate with slow syncs holds a sync back, within the cap") {
+  // Eight producers appending 20us apart once released; syncs of 4ms. Batch
+  // splits them into two cohorts of four that take turns; adaptive waits the
+  // ~0.2ms it takes the released cohort to come back, and merges them.
+  const Duration cap = milliseconds(2);
+  auto policy = make_adaptive(cap);
+  ClosedLoop loop(*policy, milliseconds(4), 8, staggered(microseconds(30), microseconds(20)));
+  loop.run(at_us(400'000));
+  REQUIRE_FALSE(loop.holds.empty());
+  for (const auto& h : loop.holds) {
+    CHECK(h.at > h.now);
+    CHECK(h.at - h.now <= cap);
+  }
+  CHECK(loop.mean_group(10) > 7.5);
+  // The held syncs are counted as the policy's own decisions.
+  CHECK(std::count_if(loop.flushes.begin(), loop.flushes.end(),
+                      [](const auto& f) { return f.reason == SyncReason::kAdaptive; }) > 50);
+
+  auto batch = PolicyRegistry::global().create("batch", {});
+  REQUIRE(batch.ok());
+  ClosedLoop batch_loop(**batch, milliseconds(4), 8, staggered(microseconds(30), microseconds(20)));
+  batch_loop.run(at_us(400'000));
+  CHECK(batch_loop.mean_group(10) < 5.0);  // the cohorts that adaptive merges
+}
+
+TEST_CASE("adaptive: a held sync starts as soon as the released producers are back") {
+  auto policy = make_adaptive(milliseconds(10));
+  ClosedLoop loop(*policy, milliseconds(4), 8, staggered(microseconds(30), microseconds(20)));
+  loop.run(at_us(400'000));
+  REQUIRE(loop.flushes.size() > 20);
+  // The last of the eight is back 30 + 7 * 20 = 170us after its release: the
+  // sync starts then, not when the 4ms (= min(cap, sync)) window ends.
+  for (size_t i = 10; i < loop.flushes.size(); ++i) CHECK(loop.flushes[i].held <= microseconds(170));
+}
+
+TEST_CASE("adaptive: a hold never exceeds the cap, the sync time, or the oldest waiter's remaining budget") {
+  for (const Duration cap : {Duration::zero(), Duration(microseconds(300)), Duration(milliseconds(2)),
+                             Duration(milliseconds(20))}) {
+    for (const Duration sync : {Duration(microseconds(500)), Duration(milliseconds(4))}) {
+      for (const size_t producers : {2, 8, 64}) {
+        for (const Duration stagger : {Duration(microseconds(1)), Duration(microseconds(40))}) {
+          CAPTURE(cap.count());
+          CAPTURE(sync.count());
+          CAPTURE(producers);
+          CAPTURE(stagger.count());
+          auto policy = make_adaptive(cap);
+          ClosedLoop loop(*policy, sync, producers, staggered(microseconds(10), stagger));
+          loop.run(at_us(200'000));
+          const Duration bound = std::min(cap, sync);
+          for (const auto& h : loop.holds) {
+            CHECK(h.at - h.last_flush_finished <= bound);
+            CHECK(h.at - h.oldest_ready <= bound);  // the oldest waiter's budget
+          }
+          for (const auto& f : loop.flushes) CHECK(f.held <= bound);
+          if (cap == Duration::zero()) CHECK(loop.holds.empty());
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("adaptive: when the rate drops, syncs start at once again") {
+  auto policy = make_adaptive();
+  // Eight fast producers until 200ms; then seven stop and one appends only
+  // 10ms after each release.
+  const TimePoint slow_from = at_us(200'000);
+  ClosedLoop loop(*policy, milliseconds(4), 8, [&](size_t p, TimePoint released) -> Duration {
+    if (released < slow_from) return microseconds(30) + static_cast<Duration::rep>(p) * microseconds(20);
+    return p == 0 ? Duration(milliseconds(10)) : Duration::max();
+  });
+  loop.run(slow_from);
+  REQUIRE_FALSE(loop.holds.empty());  // it held syncs back while the rate was high
+  const size_t fast_flushes = loop.flushes.size();
+  loop.holds.clear();
+  loop.run(at_us(400'000));
+  REQUIRE(loop.flushes.size() > fast_flushes + 10);
+  CHECK(loop.holds.empty());
+  for (size_t i = fast_flushes + 1; i < loop.flushes.size(); ++i) {
+    CHECK(loop.flushes[i].held == Duration::zero());
+    CHECK(loop.flushes[i].group == 1);
+  }
+}
+
+TEST_CASE("adaptive: scripted states -- hold for the released producers, flush when they are back") {
+  const Duration cap = milliseconds(2);
+  auto policy = make_adaptive(cap);
+  SyncState s;
+  s.sync_requested = true;
+  s.has_unsealed = s.has_unflushed = true;
+  auto flush_at = [&](TimePoint now) {
+    s.now = now;
+    s.waiting_producers = 1;
+    return policy->plan(s);
+  };
+  // Round 1: four producers at 0..30us; no measurements yet: flush at once.
+  for (int i = 0; i < 4; ++i) policy->after_append({at_us(i * 10), at_us(0)});
+  SyncPlan p = flush_at(at_us(30));
+  CHECK(p.at <= s.now);
+  CHECK(p.reason == SyncReason::kProducerRequest);
+  // The 4ms flush [30us, 4030us] releases them; four more arrived during it,
+  // 10us apart right after it started (gap = 40us / 4 = 10us).
+  for (int i = 1; i <= 4; ++i) policy->after_append({at_us(30 + i * 10), at_us(0)});
+  s.last_flush_started = at_us(30);
+  s.last_flush_finished = at_us(4030);
+  policy->on_flush(milliseconds(4), 4);
+  // Those four are waiting and the four just released are expected back
+  // within ~40us: hold the sync back, bounded by F + cap.
+  p = flush_at(at_us(4030));
+  CHECK(p.kind == SyncPlan::Kind::kFlush);
+  CHECK(p.at > s.now);
+  CHECK(p.at <= s.last_flush_finished + cap);
+  CHECK(p.reason == SyncReason::kAdaptive);
+  // Three of them are back: still holding.
+  for (int i = 1; i <= 3; ++i) policy->after_append({at_us(4030 + i * 10), at_us(30)});
+  p = flush_at(at_us(4060));
+  CHECK(p.at > s.now);
+  // The fourth: nobody more is expected: flush now, as the policy's decision.
+  policy->after_append({at_us(4070), at_us(30)});
+  p = flush_at(at_us(4070));
+  CHECK(p.at <= s.now);
+  CHECK(p.reason == SyncReason::kAdaptive);
+}
+
+TEST_CASE("adaptive: scripted states -- a lone producer after a quiet spell is synced at once") {
+  auto policy = make_adaptive();
+  SyncState s;
+  s.sync_requested = true;
+  s.has_unsealed = s.has_unflushed = true;
+  s.waiting_producers = 1;
+  // A busy spell: groups of 50 arriving 2us apart, 4ms syncs.
+  int64_t t = 0;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 50; ++i) policy->after_append({at_us(t + i * 2), at_us(0)});
+    s.now = at_us(t + 100);
+    CHECK(policy->plan(s).at <= s.now);  // all of the released are back: nobody to wait for
+    s.last_flush_started = s.now;
+    s.last_flush_finished = s.now + milliseconds(4);
+    policy->on_flush(milliseconds(4), 50);
+    t += 4100;
+  }
+  // Then one producer, 50ms after the last flush: flush at once.
+  policy->after_append({s.last_flush_finished + milliseconds(50), at_us(0)});
+  s.now = s.last_flush_finished + milliseconds(50);
+  const SyncPlan p = policy->plan(s);
+  CHECK(p.at <= s.now);
+  CHECK(p.reason == SyncReason::kProducerRequest);
+}
+
+}  // namespace
+}  // namespace commitlog

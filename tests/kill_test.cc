@@ -1,0 +1,212 @@
+// The kill -9 loop of docs/crash-testing.md, short enough for CI: start
+// `commitlog stress`, kill it after a random delay, restart it (it replays
+// and goes on), repeat; then one clean run and `stress --check`.
+//   batch, group: no acknowledged mutation may be lost, at any restart.
+//   periodic: acknowledged mutations may be lost at a kill; each loss must be
+//     a suffix (the check's "no gap") and span at most about one marker
+//     interval: kill time minus the newest append the next run replayed.
+// The seed is printed; COMMITLOG_KILL_SEED=<n> repeats a run's delays.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+
+#include "tests/support/temp_dir.h"
+
+extern char** environ;
+
+namespace commitlog {
+namespace {
+
+constexpr int kCycles = 20;
+constexpr int kMinDelayMs = 50, kMaxDelayMs = 300;
+constexpr const char* kMaxSize = "4000";  // payloads of 2 KiB on average
+constexpr int kPeriodMs = 50;  // periodic: commitlog_sync_period, and so the marker interval
+// Loss window allowed for periodic beyond one marker interval: the marker's
+// own write and the sync thread's scheduling on a loaded two-core machine.
+constexpr int64_t kPeriodicSlackUs = 150'000;
+
+int64_t wall_clock_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Starts `args` with stdout and stderr going to `out`.
+pid_t spawn(const std::vector<std::string>& args, const std::string& out) {
+  std::vector<char*> argv;
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE_MESSAGE(err == 0, "posix_spawn " << argv[0] << ": " << err);
+  return pid;
+}
+
+int wait_status(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
+  return status;
+}
+
+// The value of ` key=<n>` on the first line of `text` starting with `prefix`.
+std::optional<int64_t> field(const std::string& text, const std::string& prefix, const std::string& key) {
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (!line.starts_with(prefix)) continue;
+    const size_t k = line.find(" " + key + "=");
+    if (k == std::string::npos) return std::nullopt;
+    return std::strtoll(line.c_str() + k + key.size() + 2, nullptr, 10);
+  }
+  return std::nullopt;
+}
+
+uint64_t seed() {
+  static const uint64_t value = [] {
+    const char* env = std::getenv("COMMITLOG_KILL_SEED");
+    return env != nullptr ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+  }();
+  return value;
+}
+
+struct LoopResult {
+  int appending_runs = 0;     // runs killed after they began to append
+  int64_t lost_at_starts = 0;  // lost_acks summed over the restarts
+  // The longest span from the newest append the next run replayed to the kill,
+  // over the runs that appended: for periodic, the loss window.
+  int64_t max_window_us = -1;
+  std::string verdict;
+};
+
+// Runs the loop for one policy in a fresh directory and returns what it saw.
+LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log"), acks = tmp.file("acks");
+  // Small segments and large payloads, so that runs switch segments.
+  const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
+  std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
+                                     "--fibers", "4"};
+  driver.insert(driver.end(), workload.begin(), workload.end());
+  driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
+  std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
+  std::uniform_int_distribution<int> delay_ms(kMinDelayMs, kMaxDelayMs);
+
+  LoopResult result;
+  // The last killed run that appended and whose loss is not yet measured.
+  struct Pending {
+    int64_t from_us, kill_us;
+  };
+  std::optional<Pending> pending;
+  auto on_start = [&](const std::string& output, const std::string& name) {
+    const auto lost = field(output, "stress: start", "lost_acks");
+    const auto newest = field(output, "stress: start", "newest_us");
+    if (!lost || !newest) return;
+    INFO(name << ":\n" << output);
+    if (!allow_loss) CHECK(*lost == 0);
+    result.lost_at_starts += *lost;
+    if (pending) {
+      result.max_window_us = std::max(result.max_window_us, pending->kill_us - std::max(*newest, pending->from_us));
+      pending.reset();
+    }
+  };
+
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    const std::string out = tmp.file(fmt::format("run-{}.out", cycle));
+    const pid_t pid = spawn(driver, out);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    const int64_t kill_us = wall_clock_us();
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    const int status = wait_status(pid);
+    const std::string output = read_file(out);
+    INFO("cycle " << cycle << " output:\n" << output);
+    REQUIRE_MESSAGE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL), "the driver ended before the kill");
+    on_start(output, out);
+    if (auto from = field(output, "stress: appending", "from_us")) {
+      pending = Pending{*from, kill_us};
+      ++result.appending_runs;
+    }
+  }
+
+  // A last run that replays the last kill's log and ends cleanly.
+  std::vector<std::string> last = driver;
+  last.insert(last.end(), {"--duration", "0.3"});
+  const std::string last_out = tmp.file("run-last.out");
+  const int last_status = wait_status(spawn(last, last_out));
+  const std::string last_output = read_file(last_out);
+  INFO("last run output:\n" << last_output);
+  REQUIRE((WIFEXITED(last_status) && WEXITSTATUS(last_status) == 0));
+  on_start(last_output, last_out);
+
+  std::vector<std::string> check = {COMMITLOG_CLI, "stress", "--check"};
+  check.insert(check.end(), workload.begin(), workload.end());
+  if (allow_loss) check.push_back("--allow-loss");
+  const std::string check_out = tmp.file("check.out");
+  const int check_status = wait_status(spawn(check, check_out));
+  result.verdict = read_file(check_out);
+  INFO("check output:\n" << result.verdict);
+  CHECK((WIFEXITED(check_status) && WEXITSTATUS(check_status) == 0));
+  CHECK(result.verdict.find("stress check: OK") != std::string::npos);
+  CHECK(field(result.verdict, "stress check: OK", "acks").value_or(0) > 0);
+  return result;
+}
+
+void report(const std::string& policy, const LoopResult& r) {
+  MESSAGE(fmt::format("kill -9 loop, {}: seed {}, {} cycles ({} killed while appending), acks lost at restarts {},"
+                      " newest replayed append at most {:.1f} ms before a kill\n{}",
+                      policy, seed(), kCycles, r.appending_runs, r.lost_at_starts,
+                      static_cast<double>(r.max_window_us) / 1000.0, r.verdict));
+}
+
+TEST_CASE("kill -9 loop: batch loses no acknowledged mutation") {
+  const LoopResult r = kill_loop({"--policy", "batch"}, false);
+  report("batch", r);
+  CHECK(r.appending_runs > kCycles / 2);
+}
+
+TEST_CASE("kill -9 loop: group loses no acknowledged mutation") {
+  const LoopResult r = kill_loop({"--policy", "group", "--window", "2"}, false);
+  report("group (2 ms window)", r);
+  CHECK(r.appending_runs > kCycles / 2);
+}
+
+TEST_CASE("kill -9 loop: periodic loses at most about one marker interval") {
+  // Paced, so twenty cycles stay a few MiB; the loss window does not depend on the rate.
+  const LoopResult r =
+      kill_loop({"--policy", "periodic", "--period", std::to_string(kPeriodMs), "--rate", "5000"}, true);
+  report(fmt::format("periodic ({} ms period)", kPeriodMs), r);
+  CHECK(r.appending_runs > kCycles / 2);
+  CHECK(r.max_window_us <= kPeriodMs * 1000 + kPeriodicSlackUs);
+}
+
+}  // namespace
+}  // namespace commitlog

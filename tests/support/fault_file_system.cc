@@ -1,0 +1,393 @@
+#include "tests/support/fault_file_system.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+namespace commitlog::testing {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+constexpr uint64_t kSectorSize = 512;
+
+// "/a//b/" -> "/a/b"; "" -> ".".
+std::string normalize(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    if (c == '/' && !out.empty() && out.back() == '/') continue;
+    out.push_back(c);
+  }
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out.empty() ? "." : out;
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+const char* crash_mode_name(CrashMode mode) {
+  switch (mode) {
+    case CrashMode::kDrop: return "drop";
+    case CrashMode::kZero: return "zero";
+    case CrashMode::kTear: return "tear";
+    case CrashMode::kOldContents: return "old-contents";
+    case CrashMode::kRandom: return "random";
+  }
+  return "unknown";
+}
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kOpen: return "open";
+    case Op::kAllocate: return "fallocate";
+    case Op::kMap: return "mmap";
+    case Op::kWrite: return "write";
+    case Op::kSyncMapped: return "msync";
+    case Op::kSync: return "fdatasync";
+    case Op::kSyncDir: return "fsync directory";
+    case Op::kRename: return "rename";
+    case Op::kRemove: return "remove";
+  }
+  return "unknown";
+}
+
+// One file's contents (an inode). Several paths (before a sync_dir) and open
+// Files may share it.
+struct FaultFileSystem::Node {
+  // Current contents. A mapping points into this buffer, so it never grows
+  // while mapped (mappings > 0).
+  std::vector<std::byte> data;
+  // What survives a crash; its size is the durable file size.
+  std::vector<std::byte> durable;
+  int mappings = 0;
+};
+
+class FaultFileSystem::FaultFile final : public File {
+ public:
+  FaultFile(FaultFileSystem& fs, std::shared_ptr<Node> node, std::string path, bool writable)
+      : fs_(fs), node_(std::move(node)), path_(std::move(path)), writable_(writable) {}
+
+  ~FaultFile() override {
+    if (mapped_) {
+      std::lock_guard lock(fs_.mu_);
+      --node_->mappings;
+    }
+  }
+
+  Status allocate(uint64_t offset, uint64_t length) override {
+    std::lock_guard lock(fs_.mu_);
+    CL_RETURN_IF_ERROR(fs_.check_locked(Op::kAllocate, "fallocate " + path_));
+    if (!writable_) return Status::from_errno(EBADF, "fallocate " + path_);
+    return grow_locked(offset + length, "fallocate ");
+  }
+
+  Result<std::byte*> map(uint64_t length) override {
+    std::lock_guard lock(fs_.mu_);
+    CL_RETURN_IF_ERROR(fs_.check_locked(Op::kMap, "mmap " + path_));
+    if (!writable_) return Status::from_errno(EACCES, "mmap " + path_);
+    if (mapped_) return Status::invalid_argument("map called twice on " + path_);
+    if (length > node_->data.size()) {
+      // A real mapping past the end of the file faults with SIGBUS on access.
+      return Status::from_errno(EINVAL, "mmap " + path_ + " past the end of the file");
+    }
+    mapped_ = true;
+    ++node_->mappings;
+    return node_->data.data();
+  }
+
+  Status sync_mapped(uint64_t offset, uint64_t length) override {
+    std::lock_guard lock(fs_.mu_);
+    CL_RETURN_IF_ERROR(fs_.check_locked(Op::kSyncMapped, "msync " + path_));
+    if (!mapped_) return Status::from_errno(ENOMEM, "msync " + path_ + " (not mapped)");
+    Node& n = *node_;
+    const uint64_t begin = offset & ~(kPageSize - 1);
+    const uint64_t end = std::min<uint64_t>(offset + length, n.data.size());
+    make_size_durable(n);
+    // Only [begin, end) is read: the caller is done writing it, while other
+    // threads may be storing past `end` through the mapping right now.
+    if (begin < end) std::memcpy(n.durable.data() + begin, n.data.data() + begin, end - begin);
+    return {};
+  }
+
+  Status write_at(uint64_t offset, std::span<const std::byte> data) override {
+    std::lock_guard lock(fs_.mu_);
+    CL_RETURN_IF_ERROR(fs_.check_locked(Op::kWrite, "write " + path_));
+    if (!writable_) return Status::from_errno(EBADF, "write " + path_);
+    CL_RETURN_IF_ERROR(grow_locked(offset + data.size(), "write "));
+    if (!data.empty()) std::memcpy(node_->data.data() + offset, data.data(), data.size());
+    return {};
+  }
+
+  Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {
+    std::lock_guard lock(fs_.mu_);
+    const std::vector<std::byte>& data = node_->data;
+    if (offset >= data.size()) return size_t{0};
+    const size_t n = std::min<size_t>(out.size(), data.size() - offset);
+    std::memcpy(out.data(), data.data() + offset, n);
+    return n;
+  }
+
+  Status sync() override {
+    std::lock_guard lock(fs_.mu_);
+    CL_RETURN_IF_ERROR(fs_.check_locked(Op::kSync, "fdatasync " + path_));
+    // Like fdatasync, this also writes back pages dirtied through a mapping;
+    // unlike it, copying them races with a thread storing into the mapping.
+    node_->durable = node_->data;
+    return {};
+  }
+
+  Result<uint64_t> size() override {
+    std::lock_guard lock(fs_.mu_);
+    return static_cast<uint64_t>(node_->data.size());
+  }
+
+ private:
+  static void make_size_durable(Node& n) {
+    if (n.durable.size() != n.data.size()) n.durable.resize(n.data.size());
+  }
+
+  // REQUIRES: fs_.mu_ held.
+  Status grow_locked(uint64_t size, const char* what) {
+    Node& n = *node_;
+    if (size <= n.data.size()) return {};
+    if (n.mappings > 0) {
+      return Status::from_errno(EINVAL, what + path_ + ": cannot grow a mapped file in FaultFileSystem");
+    }
+    n.data.resize(size);
+    return {};
+  }
+
+  FaultFileSystem& fs_;
+  const std::shared_ptr<Node> node_;
+  const std::string path_;
+  const bool writable_;
+  bool mapped_ = false;
+};
+
+FaultFileSystem::FaultFileSystem() { dirs_ = {"/", "."}; }
+
+FaultFileSystem::~FaultFileSystem() = default;
+
+Status FaultFileSystem::check_locked(Op op, const std::string& what) {
+  const auto i = static_cast<size_t>(op);
+  ++calls_[i];
+  if (plug_pulled_) {
+    ++failures_[i];
+    return Status::from_errno(EIO, what + " (the power is off)");
+  }
+  Fault& fault = faults_[i];
+  if (!fault.armed) return {};
+  if (fault.successes_left > 0) {
+    --fault.successes_left;
+    return {};
+  }
+  ++failures_[i];
+  const int error = fault.error;
+  if (!fault.sticky) fault.armed = false;
+  return Status::from_errno(error, what + " (injected fault)");
+}
+
+Result<std::unique_ptr<File>> FaultFileSystem::open(const std::string& raw_path, OpenMode mode) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  CL_RETURN_IF_ERROR(check_locked(Op::kOpen, "open " + path));
+  if (dirs_.count(path) != 0) return Status::from_errno(EISDIR, "open " + path);
+  auto it = files_.find(path);
+  if (mode == OpenMode::kCreateNew) {
+    if (it != files_.end()) return Status::from_errno(EEXIST, "open " + path);
+    if (dirs_.count(parent_of(path)) == 0) return Status::from_errno(ENOENT, "open " + path);
+    it = files_.emplace(path, std::make_shared<Node>()).first;
+  } else if (it == files_.end()) {
+    return Status::from_errno(ENOENT, "open " + path);
+  }
+  const bool writable = mode != OpenMode::kRead;
+  return std::unique_ptr<File>(new FaultFile(*this, it->second, path, writable));
+}
+
+Status FaultFileSystem::rename(const std::string& raw_from, const std::string& raw_to) {
+  const std::string from = normalize(raw_from), to = normalize(raw_to);
+  std::lock_guard lock(mu_);
+  CL_RETURN_IF_ERROR(check_locked(Op::kRename, "rename " + from));
+  auto it = files_.find(from);
+  if (it == files_.end()) return Status::from_errno(ENOENT, "rename " + from);
+  if (dirs_.count(parent_of(to)) == 0) return Status::from_errno(ENOENT, "rename " + from + " to " + to);
+  if (dirs_.count(to) != 0) return Status::from_errno(EISDIR, "rename " + from + " to " + to);
+  std::shared_ptr<Node> node = it->second;
+  files_.erase(it);
+  files_[to] = std::move(node);
+  return {};
+}
+
+Status FaultFileSystem::remove(const std::string& raw_path) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  CL_RETURN_IF_ERROR(check_locked(Op::kRemove, "remove " + path));
+  if (files_.erase(path) == 0) return Status::from_errno(ENOENT, "remove " + path);
+  return {};
+}
+
+Result<std::vector<std::string>> FaultFileSystem::list(const std::string& raw_dir) {
+  const std::string dir = normalize(raw_dir);
+  std::lock_guard lock(mu_);
+  if (dirs_.count(dir) == 0) {
+    return Status::from_errno(files_.count(dir) != 0 ? ENOTDIR : ENOENT, "list " + dir);
+  }
+  std::vector<std::string> names;
+  for (const auto& [path, node] : files_) {
+    if (parent_of(path) == dir) names.push_back(base_name(path));
+  }
+  for (const std::string& d : dirs_) {
+    if (d != dir && d != "/" && d != "." && parent_of(d) == dir) names.push_back(base_name(d));
+  }
+  return names;
+}
+
+Status FaultFileSystem::create_dirs(const std::string& raw_dir) {
+  const std::string dir = normalize(raw_dir);
+  std::lock_guard lock(mu_);
+  if (plug_pulled_) return Status::from_errno(EIO, "create directory " + dir + " (the power is off)");
+  std::vector<std::string> chain;
+  for (std::string d = dir; dirs_.count(d) == 0; d = parent_of(d)) {
+    if (files_.count(d) != 0) return Status::from_errno(ENOTDIR, "create directory " + dir);
+    chain.push_back(d);
+  }
+  dirs_.insert(chain.begin(), chain.end());
+  return {};
+}
+
+Status FaultFileSystem::sync_dir(const std::string& raw_dir) {
+  const std::string dir = normalize(raw_dir);
+  std::lock_guard lock(mu_);
+  CL_RETURN_IF_ERROR(check_locked(Op::kSyncDir, "fsync directory " + dir));
+  if (dirs_.count(dir) == 0) return Status::from_errno(ENOENT, "open directory " + dir);
+  std::erase_if(durable_, [&](const auto& entry) { return parent_of(entry.first) == dir; });
+  for (const auto& [path, node] : files_) {
+    if (parent_of(path) == dir) durable_[path] = node;
+  }
+  return {};
+}
+
+bool FaultFileSystem::exists(const std::string& raw_path) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  return files_.count(path) != 0 || dirs_.count(path) != 0;
+}
+
+bool FaultFileSystem::is_directory(const std::string& raw_path) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  return dirs_.count(path) != 0;
+}
+
+void FaultFileSystem::inject(Op op, int error, int after_calls, bool sticky) {
+  std::lock_guard lock(mu_);
+  faults_[static_cast<size_t>(op)] = Fault{true, error, std::max(after_calls, 0), sticky};
+}
+
+void FaultFileSystem::clear_fault(Op op) {
+  std::lock_guard lock(mu_);
+  faults_[static_cast<size_t>(op)] = Fault{};
+}
+
+void FaultFileSystem::clear_faults() {
+  std::lock_guard lock(mu_);
+  faults_.fill(Fault{});
+}
+
+uint64_t FaultFileSystem::calls(Op op) const {
+  std::lock_guard lock(mu_);
+  return calls_[static_cast<size_t>(op)];
+}
+
+uint64_t FaultFileSystem::failures(Op op) const {
+  std::lock_guard lock(mu_);
+  return failures_[static_cast<size_t>(op)];
+}
+
+void FaultFileSystem::pull_plug() {
+  std::lock_guard lock(mu_);
+  plug_pulled_ = true;
+}
+
+bool FaultFileSystem::plug_pulled() const {
+  std::lock_guard lock(mu_);
+  return plug_pulled_;
+}
+
+std::unique_ptr<FaultFileSystem> FaultFileSystem::crash(CrashMode mode, uint64_t seed) {
+  std::lock_guard lock(mu_);
+  plug_pulled_ = true;
+  std::mt19937_64 rng(seed);
+  auto crashed_image = [&](const Node& node) {
+    CrashMode m = mode;
+    if (m == CrashMode::kRandom) {
+      constexpr CrashMode kModes[] = {CrashMode::kDrop, CrashMode::kZero, CrashMode::kTear,
+                                      CrashMode::kOldContents};
+      m = kModes[rng() % 4];
+    }
+    const std::vector<std::byte>& now = node.data;
+    const std::vector<std::byte>& old = node.durable;
+    size_t size = now.size();
+    if (m == CrashMode::kDrop || (m == CrashMode::kTear && rng() % 4 == 0)) size = old.size();
+    std::vector<std::byte> image(size);
+    std::memcpy(image.data(), old.data(), std::min(size, old.size()));
+    if (m == CrashMode::kDrop || m == CrashMode::kOldContents) return image;
+    // image holds the old contents; now decide sector by sector where the
+    // new contents differ.
+    const size_t compared = std::min(size, now.size());
+    for (size_t sector = 0; sector < compared; sector += kSectorSize) {
+      const size_t end = std::min(sector + kSectorSize, compared);
+      if (std::memcmp(image.data() + sector, now.data() + sector, end - sector) == 0) continue;
+      if (m == CrashMode::kTear) {
+        if (rng() % 2 == 0) std::memcpy(image.data() + sector, now.data() + sector, end - sector);
+      } else {  // kZero
+        for (size_t i = sector; i < end; ++i) {
+          if (image[i] != now[i]) image[i] = std::byte{0};
+        }
+      }
+    }
+    return image;
+  };
+
+  auto out = std::make_unique<FaultFileSystem>();
+  out->dirs_ = dirs_;
+  std::map<const Node*, std::shared_ptr<Node>> images;  // a node under two names stays one
+  for (const auto& [path, node] : durable_) {  // in path order, so the seed decides alone
+    std::shared_ptr<Node>& image = images[node.get()];
+    if (!image) {
+      image = std::make_shared<Node>();
+      image->data = crashed_image(*node);
+      image->durable = image->data;
+    }
+    out->files_[path] = image;
+    out->durable_[path] = image;
+  }
+  return out;
+}
+
+std::vector<std::string> FaultFileSystem::files() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& entry : files_) out.push_back(entry.first);
+  return out;
+}
+
+std::vector<std::string> FaultFileSystem::durable_files() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& entry : durable_) out.push_back(entry.first);
+  return out;
+}
+
+}  // namespace commitlog::testing

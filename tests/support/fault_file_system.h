@@ -1,0 +1,147 @@
+// An in-memory FileSystem that remembers what is durable, so a test can pull
+// the plug, and that fails chosen calls on demand (after RocksDB's
+// utilities/fault_injection_fs.h).
+//
+// What is durable, and when:
+//   - Each file has its current bytes and its durable bytes. write_at() and
+//     stores through the mapping change the current bytes only.
+//     sync_mapped(offset, length) makes [offset rounded down to 4096,
+//     offset + length) durable, like msync(MS_SYNC) of those pages; sync()
+//     makes the whole file durable, like fdatasync(). Both also make the
+//     file's size durable. allocate() extends the file with zeros.
+//   - A directory entry (a create, rename or remove) becomes durable only
+//     with sync_dir() of its directory: a file created but never covered by
+//     a sync_dir() vanishes in a crash. Directories themselves (create_dirs)
+//     are durable at once.
+//
+// Pulling the plug: pull_plug() is the instant of the power loss. From then
+// on nothing becomes durable and every call that would change the disk fails
+// with EIO, so the code under test sees a dead disk, while stores through a
+// mapping still land in memory. crash() then builds a fresh file system
+// holding what a reboot would find: the durable bytes, plus for every byte
+// that was written but not made durable what CrashMode says. Bytes written
+// after the plug was pulled count as unsynced too: the kernel may write back
+// any dirty page at any time, so they are what a crash may leave as well.
+//
+// Thread-safety: every member may be called from any thread; one mutex guards
+// everything but the mapped bytes, which the code under test writes without
+// it (that is the point of mmap). The file system reads mapped bytes only in
+// sync_mapped() (the range being synced, which the caller has finished
+// writing), sync(), read_at() and crash(). So call crash() only once nothing
+// writes through a mapping any more, e.g. after closing the log: first record
+// what was acknowledged, then pull_plug(), then close, then crash().
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "segment/file_system.h"
+
+namespace commitlog::testing {
+
+// What a power loss leaves in a byte range that was written but not made durable.
+enum class CrashMode {
+  kDrop,         // unsynced writes and unsynced size changes are lost: the file
+                 // is cut back to its durable size and holds its durable bytes
+  kZero,         // the file keeps its size; unsynced bytes read as zeros
+  kTear,         // per 512-byte sector, at random, the new or the old contents;
+                 // the file keeps its size (or, at random, its durable size)
+  kOldContents,  // the file keeps its size; unsynced bytes hold what was there
+                 // before the write (durable bytes, zeros past the durable size)
+  kRandom,       // one of the above, chosen per file
+};
+inline constexpr std::array<CrashMode, 5> kAllCrashModes = {
+    CrashMode::kDrop, CrashMode::kZero, CrashMode::kTear, CrashMode::kOldContents,
+    CrashMode::kRandom};
+const char* crash_mode_name(CrashMode mode);
+
+// The calls faults can be injected into.
+enum class Op {
+  kOpen,        // open(), any mode
+  kAllocate,    // File::allocate (fallocate)
+  kMap,         // File::map (mmap)
+  kWrite,       // File::write_at (pwrite)
+  kSyncMapped,  // File::sync_mapped (msync)
+  kSync,        // File::sync (fdatasync)
+  kSyncDir,     // sync_dir (fsync of the directory)
+  kRename,
+  kRemove,
+};
+inline constexpr size_t kOpCount = 9;
+// The system call's name, as the error messages use it ("msync", "fallocate", ...).
+const char* op_name(Op op);
+
+class FaultFileSystem final : public FileSystem {
+ public:
+  FaultFileSystem();
+  ~FaultFileSystem() override;
+  FaultFileSystem(const FaultFileSystem&) = delete;
+  FaultFileSystem& operator=(const FaultFileSystem&) = delete;
+
+  // FileSystem.
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override;
+  Status rename(const std::string& from, const std::string& to) override;
+  Status remove(const std::string& path) override;
+  Result<std::vector<std::string>> list(const std::string& dir) override;
+  Status create_dirs(const std::string& dir) override;
+  Status sync_dir(const std::string& dir) override;
+  bool exists(const std::string& path) override;
+  bool is_directory(const std::string& path) override;
+
+  // Fault injection. After `after_calls` more successful calls of `op`, calls
+  // of `op` fail with Status::from_errno(error, ...) (so ENOSPC is kNoSpace):
+  // every one from then on when `sticky`, else only the next one. Replaces an
+  // earlier fault on the same op.
+  void inject(Op op, int error, int after_calls = 0, bool sticky = true);
+  void clear_fault(Op op);
+  void clear_faults();
+  // Calls of `op` so far, failed ones included; and the failed ones.
+  uint64_t calls(Op op) const;
+  uint64_t failures(Op op) const;
+
+  // The power fails now (see the file comment). Idempotent.
+  void pull_plug();
+  bool plug_pulled() const;
+
+  // What a reboot after the power loss finds, as a new file system with
+  // everything durable and no faults. Pulls the plug if it is still in.
+  // Deterministic for a given `seed` (and the same contents), so it may be
+  // called several times, with several modes, on one crashed state.
+  // REQUIRES: nothing writes through a mapping of this file system any more.
+  std::unique_ptr<FaultFileSystem> crash(CrashMode mode, uint64_t seed);
+
+  // Paths of the files that exist now / would survive a crash, sorted.
+  std::vector<std::string> files() const;
+  std::vector<std::string> durable_files() const;
+
+ private:
+  struct Node;
+  class FaultFile;
+  struct Fault {
+    bool armed = false;
+    int error = 0;
+    int successes_left = 0;
+    bool sticky = true;
+  };
+
+  // Counts a call of `op` and returns the error it must fail with, if any.
+  // REQUIRES: mu_ held.
+  Status check_locked(Op op, const std::string& what);
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Node>> files_;    // the namespace now
+  std::map<std::string, std::shared_ptr<Node>> durable_;  // the namespace a crash keeps
+  std::set<std::string> dirs_;
+  std::array<Fault, kOpCount> faults_{};
+  std::array<uint64_t, kOpCount> calls_{};
+  std::array<uint64_t, kOpCount> failures_{};
+  bool plug_pulled_ = false;
+};
+
+}  // namespace commitlog::testing

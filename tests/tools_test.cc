@@ -1,0 +1,595 @@
+// The offline subcommands (dump, verify, replay, stat) through the binary:
+// their output formats, exit codes, and every kind of bad input. The contract
+// under test is docs/tools.md.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "commitlog/commit_log.h"
+#include "commitlog/replayer.h"
+#include "segment/checksum.h"
+#include "segment/format.h"
+#include "segment/segment_reader.h"
+#include "tests/support/temp_dir.h"
+
+extern char** environ;
+
+namespace commitlog::testing {
+namespace {
+
+using nlohmann::json;
+
+struct CliResult {
+  int exit_code = -1;  // 128 + signal when the binary crashed
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs the commitlog binary with `args`, stdin from /dev/null.
+CliResult run_cli(const std::vector<std::string>& args) {
+  TempDir io;
+  const std::string out_path = io.file("stdout"), err_path = io.file("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> all{COMMITLOG_CLI};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  CliResult result;
+  const int rc = ::posix_spawn(&pid, COMMITLOG_CLI, &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(rc == 0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = slurp(out_path);
+  result.err = slurp(err_path);
+  return result;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string unbase64(const std::string& s) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  REQUIRE(s.size() % 4 == 0);
+  std::string out;
+  for (size_t i = 0; i < s.size(); i += 4) {
+    const int a = value(s[i]), b = value(s[i + 1]);
+    REQUIRE(a >= 0);
+    REQUIRE(b >= 0);
+    out += static_cast<char>(a << 2 | b >> 4);
+    if (s[i + 2] == '=') break;
+    const int c = value(s[i + 2]);
+    REQUIRE(c >= 0);
+    out += static_cast<char>((b & 15) << 4 | c >> 2);
+    if (s[i + 3] == '=') break;
+    const int d = value(s[i + 3]);
+    REQUIRE(d >= 0);
+    out += static_cast<char>((c & 3) << 6 | d);
+  }
+  return out;
+}
+
+struct Written {
+  uint32_t table;
+  std::string payload;
+  Position position;
+};
+
+// Writes `count` mutations (payloads of varied length, 0 to 700 bytes,
+// tables 0..4) through the library with 64 KiB segments and the batch
+// policy, in batches of 20 (one sync section each), and closes the log.
+std::vector<Written> write_log(const std::string& dir, int count = 600) {
+  Options options;
+  options.directory = dir;
+  options.sync_policy = "batch";
+  options.segment_size = 64 << 10;
+  auto log = CommitLog::open(options);
+  REQUIRE(log.ok());
+  std::vector<Written> written;
+  for (int i = 0; i < count; i += 20) {
+    std::vector<std::string> payloads;
+    std::vector<Mutation> batch;
+    for (int j = i; j < i + 20 && j < count; ++j) {
+      std::string p = fmt::format("mutation {} ", j);
+      p.resize(static_cast<size_t>(j % 23 == 0 ? 0 : j * 37 % 700), static_cast<char>('a' + j % 26));
+      payloads.push_back(std::move(p));
+    }
+    for (size_t k = 0; k < payloads.size(); ++k) {
+      batch.push_back({static_cast<uint32_t>((i + k) % 5), std::as_bytes(std::span(payloads[k]))});
+    }
+    auto range = (*log)->append_batch(batch);
+    REQUIRE(range.ok());
+    for (size_t k = 0; k < payloads.size(); ++k) {
+      written.push_back({batch[k].table, payloads[k], {}});
+    }
+  }
+  REQUIRE((*log)->close().ok());
+  // Positions as the library's replayer sees them.
+  size_t n = 0;
+  ReplayReport report = replay_directory(dir, {}, [&](const ReplayedMutation& m) {
+    REQUIRE(n < written.size());
+    written[n++].position = m.position;
+    return Status{};
+  });
+  REQUIRE(report.status.ok());
+  REQUIRE(n == written.size());
+  return written;
+}
+
+std::vector<SegmentFile> segments_of(const std::string& dir) {
+  auto files = list_segment_files(*posix_file_system(), dir);
+  REQUIRE(files.ok());
+  return *files;
+}
+
+std::string path_of(const std::string& dir, uint64_t segment) {
+  for (const SegmentFile& f : segments_of(dir)) {
+    if (f.id == segment) return f.path;
+  }
+  FAIL("no segment " << segment);
+  return {};
+}
+
+std::vector<std::byte> read_bytes(const std::string& path) {
+  auto bytes = read_whole_file(*posix_file_system(), path);
+  REQUIRE(bytes.ok());
+  return *bytes;
+}
+
+void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  REQUIRE(out.good());
+}
+
+// Flips one bit inside the payload of the entry at `position`.
+void damage_payload(const std::string& dir, const Position& position) {
+  const std::string path = path_of(dir, position.segment);
+  auto bytes = read_bytes(path);
+  bytes[position.offset + format::kEntryHeaderSize + 1] ^= std::byte{0x10};
+  write_bytes(path, bytes);
+}
+
+// Where the sealed data of segment file `path` ends, as its reader says.
+SegmentEnd end_of(const std::string& path) {
+  auto bytes = read_bytes(path);
+  SegmentHeader header;
+  REQUIRE(parse_segment_header(bytes, &header) == HeaderProblem::kNone);
+  SegmentReader reader(bytes, header);
+  while (true) {
+    SegmentItem item = reader.next();
+    if (auto* end = std::get_if<SegmentEnd>(&item)) return *end;
+  }
+}
+
+std::vector<json> json_lines(const std::string& text) {
+  std::vector<json> out;
+  for (const std::string& line : lines(text)) out.push_back(json::parse(line));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tools: dump prints header, sync sections, entries and end, as text and as jsonl") {
+  TempDir dir;
+  const auto written = write_log(dir.path(), 300);
+  const auto files = segments_of(dir.path());
+  REQUIRE(files.size() >= 2);
+
+  CliResult text = run_cli({"dump", dir.path()});
+  CHECK(text.exit_code == 0);
+  CHECK(text.err.empty());
+  size_t entries = 0, headers = 0, sections = 0, ends = 0;
+  for (const std::string& line : lines(text.out)) {
+    if (line.starts_with("header ")) ++headers;
+    if (line.starts_with("section ")) ++sections;
+    if (line.starts_with("  entry ")) ++entries;
+    if (line.starts_with("end ")) ++ends;
+  }
+  CHECK(headers == files.size());
+  CHECK(ends == files.size());
+  CHECK(sections >= written.size() / 20);
+  CHECK(entries == written.size());
+  CHECK(text.out.find(fmt::format("# {}", files[0].path)) != std::string::npos);
+  CHECK(text.out.find("\"mutation 1 ") != std::string::npos);
+
+  CliResult jsonl = run_cli({"dump", "--format", "jsonl", files[0].path, files[1].path});
+  CHECK(jsonl.exit_code == 0);
+  std::vector<json> records = json_lines(jsonl.out);
+  REQUIRE(!records.empty());
+  CHECK(records.front()["type"] == "header");
+  CHECK(records.front()["id"] == files[0].id);
+  CHECK(records.front()["version"] == format::kFormatVersion);
+  CHECK(records.front()["problem"].is_null());
+  size_t n = 0;
+  for (const json& r : records) {
+    if (r["type"] != "entry") continue;
+    REQUIRE(n < written.size());
+    CHECK(r["segment"] == written[n].position.segment);
+    CHECK(r["offset"] == written[n].position.offset);
+    CHECK(r["table"] == written[n].table);
+    CHECK(r["size"] == written[n].payload.size());
+    CHECK(unbase64(r["payload"]) == written[n].payload);
+    ++n;
+  }
+  CHECK(n > 0);
+  CHECK(records.back()["type"] == "end");
+  CHECK(records.back()["kind"] == "closed");
+  CHECK(records[1]["type"] == "section");
+  CHECK(records[1]["offset"] == format::kFirstMarkerOffset);
+}
+
+TEST_CASE("tools: verify an intact log, as text and as json") {
+  TempDir dir;
+  const auto written = write_log(dir.path(), 200);
+
+  CliResult text = run_cli({"verify", dir.path()});
+  CHECK(text.exit_code == 0);
+  CHECK(text.err.empty());
+  REQUIRE(lines(text.out).size() == 1);
+  CHECK(text.out.find(fmt::format("{} mutations", written.size())) != std::string::npos);
+  CHECK(text.out.find(": intact") != std::string::npos);
+
+  CliResult j = run_cli({"verify", dir.path(), "--format", "json", "--mode", "strict"});
+  CHECK(j.exit_code == 0);
+  json report = json::parse(j.out);
+  CHECK(report["verdict"] == "intact");
+  CHECK(report["mode"] == "strict");
+  CHECK(report["mutations"] == written.size());
+  CHECK(report["segments"] == segments_of(dir.path()).size());
+  CHECK(report["problems"].empty());
+  CHECK(report["last_position"] == written.back().position.to_string());
+}
+
+TEST_CASE("tools: a torn tail of the newest segment is reported and verify still exits 0") {
+  TempDir dir;
+  const auto written = write_log(dir.path(), 200);
+  const std::string newest = segments_of(dir.path()).back().path;
+  // A crash while the last section was being written: its marker and the
+  // bytes after it hold garbage.
+  const SegmentEnd end = end_of(newest);
+  REQUIRE(end.kind == EndKind::kClosed);
+  auto bytes = read_bytes(newest);
+  for (uint64_t i = end.offset; i < end.offset + 200; ++i) bytes[i] = std::byte{0xab};
+  write_bytes(newest, bytes);
+
+  CliResult text = run_cli({"verify", dir.path()});
+  CHECK(text.exit_code == 0);
+  const auto out = lines(text.out);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].starts_with(fmt::format("torn tail: {}: offset {}: torn tail", newest, end.offset)));
+  CHECK(out[1].find("intact except for torn tails") != std::string::npos);
+
+  CliResult j = run_cli({"verify", dir.path(), "--format", "json"});
+  CHECK(j.exit_code == 0);
+  json report = json::parse(j.out);
+  CHECK(report["verdict"] == "torn tail");
+  REQUIRE(report["problems"].size() == 1);
+  CHECK(report["problems"][0]["file"] == newest);
+  CHECK(report["problems"][0]["offset"] == end.offset);
+  CHECK(report["problems"][0]["corruption"] == false);
+  CHECK(report["torn_tail_bytes"].get<uint64_t>() > 0);
+
+  CliResult replay = run_cli({"replay", dir.path()});
+  CHECK(replay.exit_code == 0);
+  CHECK(lines(replay.out).size() == written.size());
+}
+
+TEST_CASE("tools: damage in the middle of the log") {
+  TempDir dir;
+  const auto written = write_log(dir.path(), 600);
+  REQUIRE(segments_of(dir.path()).size() >= 3);
+  const size_t victim = 5;  // in the first segment
+  REQUIRE(written[victim].position.segment == segments_of(dir.path()).front().id);
+  damage_payload(dir.path(), written[victim].position);
+  const std::string file = path_of(dir.path(), written[victim].position.segment);
+  const std::string problem =
+      fmt::format("corruption: {}: offset {}: bad payload checksum", file, written[victim].position.offset);
+
+  SUBCASE("verify names the file, the offset and the kind, and exits 1") {
+    CliResult skip = run_cli({"verify", dir.path()});
+    CHECK(skip.exit_code == 1);
+    const auto out = lines(skip.out);
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].starts_with(problem));
+    CHECK(out[1].find(fmt::format("{} mutations", written.size() - 1)) != std::string::npos);
+    CHECK(out[1].ends_with("CORRUPT"));
+
+    CliResult strict = run_cli({"verify", dir.path(), "--mode", "strict", "--format", "json"});
+    CHECK(strict.exit_code == 1);
+    json report = json::parse(strict.out);
+    CHECK(report["verdict"] == "corrupt");
+    CHECK(report["stopped_early"] == true);
+    CHECK(report["mutations"] == victim);
+    REQUIRE(report["problems"].size() == 1);
+    CHECK(report["problems"][0]["file"] == file);
+    CHECK(report["problems"][0]["offset"] == written[victim].position.offset);
+    CHECK(report["problems"][0]["kind"] == "bad payload checksum");
+  }
+
+  SUBCASE("replay --mode skip writes every other mutation and exits 1") {
+    CliResult skip = run_cli({"replay", dir.path(), "--mode", "skip"});
+    CHECK(skip.exit_code == 1);
+    std::vector<json> out = json_lines(skip.out);
+    REQUIRE(out.size() == written.size() - 1);
+    for (size_t i = 0, w = 0; i < out.size(); ++i, ++w) {
+      if (w == victim) ++w;
+      CHECK(out[i]["offset"] == written[w].position.offset);
+      CHECK(unbase64(out[i]["payload"]) == written[w].payload);
+    }
+    CHECK(lines(skip.err).front().starts_with(problem));
+  }
+
+  SUBCASE("replay --mode strict stops at the damage and exits 1") {
+    CliResult strict = run_cli({"replay", dir.path()});
+    CHECK(strict.exit_code == 1);
+    CHECK(lines(strict.out).size() == victim);
+    CHECK(lines(strict.err).front().starts_with(problem));
+    CHECK(strict.err.find("stopped at the first corruption") != std::string::npos);
+  }
+
+  SUBCASE("stat counts the damage and still exits 0") {
+    CliResult stat = run_cli({"stat", dir.path(), "--format", "json"});
+    CHECK(stat.exit_code == 0);
+    json report = json::parse(stat.out);
+    CHECK(report["totals"]["damaged_regions"] == 1);
+    CHECK(report["segments"][0]["damaged_regions"] == 1);
+  }
+
+  SUBCASE("dump shows the damage where it is") {
+    CliResult dump = run_cli({"dump", "--format", "jsonl", file});
+    CHECK(dump.exit_code == 0);
+    bool found = false;
+    for (const json& r : json_lines(dump.out)) {
+      if (r["type"] == "damage") {
+        CHECK(r["offset"] == written[victim].position.offset);
+        CHECK(r["kind"] == "bad payload checksum");
+        found = true;
+      }
+    }
+    CHECK(found);
+  }
+}
+
+TEST_CASE("tools: replay writes each mutation as a JSON line, in log order, with a summary on stderr") {
+  TempDir dir;
+  const auto written = write_log(dir.path(), 300);
+  CliResult r = run_cli({"replay", dir.path()});
+  CHECK(r.exit_code == 0);
+  const auto out = lines(r.out);
+  REQUIRE(out.size() == written.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Written& w = written[i];
+    // The exact shape, key order included: scripts may match it textually.
+    const std::string prefix = fmt::format(R"({{"segment":{},"offset":{},"table":{},"size":{},"payload":")",
+                                           w.position.segment, w.position.offset, w.table, w.payload.size());
+    REQUIRE(out[i].starts_with(prefix));
+    REQUIRE(out[i].ends_with("\"}"));
+    CHECK(unbase64(out[i].substr(prefix.size(), out[i].size() - prefix.size() - 2)) == w.payload);
+  }
+  // Not a terminal: no progress bar, only the summary.
+  const auto err = lines(r.err);
+  REQUIRE(err.size() == 1);
+  CHECK(err[0].find(fmt::format("{} mutations", written.size())) != std::string::npos);
+  CHECK(err[0].find("MB/s") != std::string::npos);
+  CHECK(err[0].find(fmt::format("{} segments", segments_of(dir.path()).size())) != std::string::npos);
+}
+
+TEST_CASE("tools: replay --table, --from and --out") {
+  TempDir dir, out_dir;
+  const auto written = write_log(dir.path(), 300);
+
+  CliResult tables = run_cli({"replay", dir.path(), "--table", "1", "--table", "3"});
+  CHECK(tables.exit_code == 0);
+  std::vector<const Written*> expected;
+  for (const Written& w : written) {
+    if (w.table == 1 || w.table == 3) expected.push_back(&w);
+  }
+  std::vector<json> got = json_lines(tables.out);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i]["offset"] == expected[i]->position.offset);
+
+  // From the first mutation of the second segment, given by its position.
+  size_t first = 0;
+  while (written[first].position.segment == written[0].position.segment) ++first;
+  const Position from = written[first + 3].position;
+  const std::string file = out_dir.file("mutations.jsonl");
+  CliResult r = run_cli({"replay", dir.path(), "--from", from.to_string(), "--out", file});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  got = json_lines(slurp(file));
+  REQUIRE(got.size() == written.size() - first - 3);
+  CHECK(got.front()["segment"] == from.segment);
+  CHECK(got.front()["offset"] == from.offset);
+  CHECK(unbase64(got.back()["payload"]) == written.back().payload);
+}
+
+TEST_CASE("tools: stat reports segments, tables, compression ratio and positions") {
+  TempDir dir;
+  const auto written = write_log(dir.path(), 300);
+  const auto files = segments_of(dir.path());
+
+  CliResult j = run_cli({"stat", dir.path(), "--format", "json"});
+  CHECK(j.exit_code == 0);
+  json s = json::parse(j.out);
+  CHECK(s["totals"]["segments"] == files.size());
+  CHECK(s["totals"]["entries"] == written.size());
+  CHECK(s["totals"]["damaged_regions"] == 0);
+  CHECK(s["compression_ratio"] == 1.0);
+  CHECK(s["oldest"]["position"] == written.front().position.to_string());
+  CHECK(s["newest"]["position"] == written.back().position.to_string());
+  REQUIRE(s["segments"].size() == files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    CHECK(s["segments"][i]["id"] == files[i].id);
+    CHECK(s["segments"][i]["size"] == std::filesystem::file_size(files[i].path));
+    CHECK(s["segments"][i]["end"] == "closed");
+  }
+  std::map<uint32_t, uint64_t> per_table;
+  for (const Written& w : written) ++per_table[w.table];
+  REQUIRE(s["tables"].size() == per_table.size());
+  for (const json& t : s["tables"]) CHECK(t["entries"] == per_table[t["table"].get<uint32_t>()]);
+
+  CliResult text = run_cli({"stat", dir.path()});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find(fmt::format("{} segments", files.size())) != std::string::npos);
+  CHECK(text.out.find("compression ratio  1.00") != std::string::npos);
+  CHECK(text.out.find("oldest position    " + written.front().position.to_string()) != std::string::npos);
+  CHECK(text.out.find("newest position    " + written.back().position.to_string()) != std::string::npos);
+}
+
+TEST_CASE("tools: bad input gives one line naming the file and exit 2, from every command") {
+  TempDir root;
+  const std::string good = root.file("good");
+  write_log(good, 40);
+  const SegmentFile segment = segments_of(good).front();
+  const std::vector<std::byte> segment_bytes = read_bytes(segment.path);
+  const std::string name = std::filesystem::path(segment.path).filename().string();
+
+  struct BadInput {
+    const char* what;
+    std::string dir;   // for verify, replay, stat and dump
+    std::string file;  // the file the message must name
+    std::string message;
+  };
+  std::vector<BadInput> inputs;
+  auto make_dir = [&](const std::string& n) {
+    std::filesystem::create_directories(root.file(n));
+    return root.file(n);
+  };
+
+  inputs.push_back({"a path that does not exist", root.file("missing"), root.file("missing"),
+                    "no such"});
+  inputs.push_back({"a directory with no segments", make_dir("empty"), root.file("empty"),
+                    "no commit log segments"});
+  {
+    const std::string d = make_dir("not-a-segment");
+    write_text(d + "/" + name, std::string(200, 'x'));
+    inputs.push_back({"a file that is not a segment", d, d + "/" + name,
+                      "offset 0: not a commit log segment"});
+  }
+  {
+    const std::string d = make_dir("truncated");
+    write_bytes(d + "/" + name, {segment_bytes.begin(), segment_bytes.begin() + 40});
+    inputs.push_back({"a truncated header", d, d + "/" + name, "offset 40: truncated segment header"});
+  }
+  {
+    const std::string d = make_dir("future");
+    std::vector<std::byte> bytes = segment_bytes;
+    store_u16(bytes.data() + format::kHeaderVersionOffset, 9);
+    store_u64(bytes.data() + format::kHeaderChecksumOffset,
+              checksum({bytes.data(), format::kHeaderChecksumOffset}));
+    write_bytes(d + "/" + name, bytes);
+    inputs.push_back({"an unknown format version", d, d + "/" + name,
+                      "offset 8: unknown segment format version 9"});
+  }
+  {
+    // A directory named like a segment: open() succeeds, read() fails, for
+    // root too (which chmod 000 would not stop).
+    const std::string d = make_dir("unreadable");
+    std::filesystem::create_directories(d + "/" + name);
+    inputs.push_back({"an unreadable file", d, d + "/" + name, "cannot read"});
+  }
+  if (::geteuid() != 0) {
+    const std::string d = make_dir("no-permission");
+    write_bytes(d + "/" + name, segment_bytes);
+    ::chmod((d + "/" + name).c_str(), 0);
+    inputs.push_back({"a file without read permission", d, d + "/" + name, "Permission denied"});
+  }
+
+  for (const BadInput& input : inputs) {
+    for (const char* command : {"verify", "replay", "stat", "dump"}) {
+      CAPTURE(input.what);
+      CAPTURE(command);
+      CliResult r = run_cli({command, input.dir});
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      const auto err = lines(r.err);
+      REQUIRE(err.size() == 1);
+      CHECK(err[0].starts_with(fmt::format("commitlog {}: ", command)));
+      CHECK(err[0].find(input.file) != std::string::npos);
+      CHECK(err[0].find(input.message) != std::string::npos);
+    }
+  }
+
+  // dump also takes files: each bad one by itself, and a bad one after a
+  // good one (checked before anything is printed).
+  for (const BadInput& input : inputs) {
+    if (input.file == input.dir || std::filesystem::is_directory(input.file)) continue;
+    CAPTURE(input.what);
+    CliResult r = run_cli({"dump", segment.path, input.file});
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    REQUIRE(lines(r.err).size() == 1);
+    CHECK(r.err.find(input.message) != std::string::npos);
+  }
+  CliResult not_dir = run_cli({"verify", segment.path});
+  CHECK(not_dir.exit_code == 2);
+  CHECK(not_dir.err.find("not a directory") != std::string::npos);
+}
+
+TEST_CASE("tools: usage errors exit 2") {
+  TempDir dir;
+  write_log(dir.path(), 20);
+  CHECK(run_cli({"verify", dir.path(), "--format", "yaml"}).exit_code == 2);
+  CHECK(run_cli({"verify", dir.path(), "--mode", "lenient"}).exit_code == 2);
+  CHECK(run_cli({"verify"}).exit_code == 2);
+  CHECK(run_cli({"dump", dir.path(), "--format", "json"}).exit_code == 2);
+  CHECK(run_cli({"stat", dir.path(), "--format", "jsonl"}).exit_code == 2);
+  CHECK(run_cli({"replay", dir.path(), "--table", "x"}).exit_code == 2);
+  for (const char* from : {"12", "x:1", "1:", ":5", "1:2:3"}) {
+    CAPTURE(from);
+    CliResult r = run_cli({"replay", dir.path(), "--from", from});
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("--from") != std::string::npos);
+  }
+  CliResult out = run_cli({"replay", dir.path(), "--out", dir.file("no/such/dir/out.jsonl")});
+  CHECK(out.exit_code == 2);
+  CHECK(out.err.find("no/such/dir/out.jsonl") != std::string::npos);
+}
+
+}  // namespace commitlog::testing

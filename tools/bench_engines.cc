@@ -1,0 +1,81 @@
+// The commitlog engine, and the dispatch by engine name.
+#include "tools/bench_engines.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "commitlog/commit_log.h"
+
+namespace commitlog::tools {
+namespace {
+
+class CommitLogEngine final : public BenchEngine {
+ public:
+  CommitLogEngine(std::unique_ptr<CommitLog> log, bool durable)
+      : log_(std::move(log)), durable_(durable) {}
+
+  Status append(uint64_t producer, uint64_t, std::span<const std::byte> payload) override {
+    return log_->append(static_cast<uint32_t>(producer % 16), payload).status();
+  }
+  uint64_t syncs() const override { return log_->stats().flushes; }
+  bool durable() const override { return durable_; }
+  Status close() override { return log_->close(); }
+
+ private:
+  std::unique_ptr<CommitLog> log_;
+  const bool durable_;
+};
+
+}  // namespace
+
+std::string EngineSpec::policy_label() const {
+  if (engine != "commitlog") return "";
+  return window_text.empty() ? policy : policy + ":" + window_text;
+}
+
+std::string EngineSpec::label() const {
+  return engine == "commitlog" ? engine + " " + policy_label() : engine;
+}
+
+bool engine_available(const std::string& engine) {
+  const std::vector<std::string> names = available_engines();
+  return std::find(names.begin(), names.end(), engine) != names.end();
+}
+
+std::vector<std::string> available_engines() {
+#if COMMITLOG_HAVE_ROCKSDB
+  return {"commitlog", "raw", "rocksdb"};
+#else
+  return {"commitlog", "raw"};
+#endif
+}
+
+Result<std::unique_ptr<BenchEngine>> open_engine(const EngineSpec& spec, const EngineSetup& setup) {
+  if (spec.engine == "commitlog") return open_commitlog_engine(spec, setup);
+  if (spec.engine == "raw") return open_raw_engine(setup);
+  if (spec.engine == "rocksdb") return open_rocksdb_engine(setup);
+  return Status::invalid_argument("unknown engine '" + spec.engine + "' (known: commitlog, raw, rocksdb)");
+}
+
+Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spec,
+                                                           const EngineSetup& setup) {
+  Options options = setup.base;
+  options.directory = setup.directory;
+  options.sync_policy = spec.policy;
+  if (spec.window > Duration::zero()) {
+    if (spec.policy == "periodic") {
+      options.policy.sync_period = spec.window;
+    } else {
+      options.policy.group_window = spec.window;
+    }
+  }
+  // Room for at least 32 records per segment, as 32 MiB segments give 1 MiB ones.
+  options.segment_size = std::max(options.segment_size, std::bit_ceil(setup.record_size * 32));
+  options.max_mutation_size = std::max(options.effective_max_mutation_size(), setup.record_size);
+  auto log = CommitLog::open(options);
+  if (!log.ok()) return log.status();
+  return std::unique_ptr<BenchEngine>(
+      new CommitLogEngine(std::move(log).value(), spec.policy != "periodic"));
+}
+
+}  // namespace commitlog::tools

@@ -1,0 +1,74 @@
+// The engines `commitlog bench` drives, behind one interface so that one
+// producer loop measures them all:
+//   commitlog  this library, under one sync policy (batch, group:10ms, ...);
+//   raw        the simplest ideal group commit: records of a 16-byte header
+//              plus the payload (116 bytes for 100-byte payloads) written to
+//              one preallocated file, and whichever producer finds no sync
+//              running does one fdatasync for everything written so far;
+//   rocksdb    Put(16-byte key, payload) with WriteOptions.sync = true, when
+//              this binary was built with librocksdb (COMMITLOG_HAVE_ROCKSDB).
+//
+// Thread-safety: append() is called concurrently from every producer thread
+// and fiber; syncs() from the measuring thread at any time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "commitlog/options.h"
+#include "segment/status.h"
+
+namespace commitlog::tools {
+
+// One engine variant, e.g. {"commitlog", "group", 10ms}.
+struct EngineSpec {
+  std::string engine;       // "commitlog", "raw" or "rocksdb"
+  std::string policy;       // commitlog only: a PolicyRegistry name
+  Duration window{};        // commitlog only: group window or periodic period; 0 = base's
+  std::string window_text;  // as given ("10ms"), for the label
+
+  // "commitlog batch", "commitlog group:10ms", "raw", "rocksdb".
+  std::string label() const;
+  // The policy column: "batch", "group:10ms"; "" for the references.
+  std::string policy_label() const;
+};
+
+struct EngineSetup {
+  std::string directory;    // fresh and empty; the engine's files go here
+  uint64_t record_size = 0;  // payload bytes of every append
+  int fibers = 1;            // producers per thread; 1: the threads append themselves
+  Options base;             // commitlog: defaults or the --config file's
+};
+
+class BenchEngine {
+ public:
+  virtual ~BenchEngine() = default;
+  // Appends `payload` for `producer` (its `seq`-th append) and returns when
+  // the engine acknowledges it: once durable, except for the periodic policy.
+  virtual Status append(uint64_t producer, uint64_t seq, std::span<const std::byte> payload) = 0;
+  // fsync/fdatasync/msync rounds so far.
+  virtual uint64_t syncs() const = 0;
+  // False when append() returns before the data is durable (periodic).
+  virtual bool durable() const { return true; }
+  // False when a waiting append blocks its whole thread, not just its fiber.
+  virtual bool suspends_fibers() const { return true; }
+  virtual Status close() = 0;
+};
+
+// Whether `engine` is compiled in; the names of those that are.
+bool engine_available(const std::string& engine);
+std::vector<std::string> available_engines();
+
+Result<std::unique_ptr<BenchEngine>> open_engine(const EngineSpec& spec, const EngineSetup& setup);
+
+// One factory per engine, each in its own file (bench_engines.cc holds the
+// commitlog one and the dispatch).
+Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spec,
+                                                           const EngineSetup& setup);
+Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup);
+Result<std::unique_ptr<BenchEngine>> open_rocksdb_engine(const EngineSetup& setup);
+
+}  // namespace commitlog::tools

@@ -1,0 +1,106 @@
+// The goals of issue 6, judged on whatever points a run has. Reported next
+// to the table; nothing asserts them.
+//   1. durable ops/s >= raw at every producer count from 4 up;
+//   2. durable ops/s >= 1.5x rocksdb at every producer count from 4 up;
+//   3. at one producer, p99 <= 1.2x raw's (write + fdatasync) p99;
+//   4. with >= 1,000 fiber producers, ops/s >= 5x RocksDB's best at any
+//      thread count;
+//   5. fewer than 0.1 context switches per op with fiber producers.
+#include <map>
+
+#include <fmt/core.h>
+
+#include "tools/bench_report.h"
+
+namespace commitlog::tools {
+namespace {
+
+using Points = std::vector<PointResult>;
+
+std::string shape(const PointResult& p) {
+  return p.spec.fibers == 1 ? fmt::format("{} threads", p.spec.threads)
+                            : fmt::format("{} x {} fibers", p.spec.threads, p.spec.fibers);
+}
+
+bool is_durable_log(const PointResult& p) {
+  return p.spec.engine.engine == "commitlog" && p.durable && p.ops > 0;
+}
+
+// Goals 1 and 2: the lowest ratio to `engine` over the points from 4
+// producers up, per policy and size.
+void check_ratio(const Points& all, const std::string& engine, double goal, std::vector<GoalCheck>& out) {
+  struct Worst {
+    double ratio = 0;
+    const PointResult* at = nullptr;
+    int compared = 0, met = 0;
+  };
+  std::map<std::string, Worst> worst;  // by "label, size"
+  for (const PointResult& p : all) {
+    const PointResult* ref = find_reference(all, p, engine);
+    if (!is_durable_log(p) || p.spec.producers() < 4 || ref == nullptr || ref->ops == 0) continue;
+    const double ratio = p.ops_per_second() / ref->ops_per_second();
+    Worst& w = worst[p.spec.engine.label() + ", " + format_bytes(p.spec.size)];
+    if (w.at == nullptr || ratio < w.ratio) w = {ratio, &p, w.compared, w.met};
+    ++w.compared;
+    if (ratio >= goal) ++w.met;
+  }
+  for (const auto& [name, w] : worst) {
+    out.push_back({w.met == w.compared,
+                   fmt::format("{}: ops/s >= {}x {} from 4 producers up: lowest {:.2f}x at {} "
+                               "({} of {} points meet it)",
+                               name, goal, engine, w.ratio, shape(*w.at), w.met, w.compared)});
+  }
+}
+
+// Goal 3.
+void check_single_producer_p99(const Points& all, std::vector<GoalCheck>& out) {
+  for (const PointResult& p : all) {
+    const PointResult* raw = find_reference(all, p, "raw");
+    if (!is_durable_log(p) || p.spec.producers() != 1 || raw == nullptr || raw->ops == 0) continue;
+    const double mine = static_cast<double>(p.latency.quantile(0.99)) / 1e3;
+    const double floor = static_cast<double>(raw->latency.quantile(0.99)) / 1e3;
+    out.push_back({mine <= 1.2 * floor,
+                   fmt::format("{}, {}: p99 at 1 producer <= 1.2x raw write+fdatasync p99: "
+                               "{:.0f} µs vs {:.0f} µs ({:.2f}x)",
+                               p.spec.engine.label(), format_bytes(p.spec.size), mine, floor,
+                               mine / floor)});
+  }
+}
+
+// Goals 4 and 5.
+void check_fibers(const Points& all, std::vector<GoalCheck>& out) {
+  for (const PointResult& p : all) {
+    if (!is_durable_log(p) || p.spec.fibers == 1) continue;
+    const PointResult* best = nullptr;
+    for (const PointResult& r : all) {
+      if (r.spec.engine.engine == "rocksdb" && r.spec.fibers == 1 && r.spec.size == p.spec.size &&
+          (best == nullptr || r.ops_per_second() > best->ops_per_second())) {
+        best = &r;
+      }
+    }
+    if (p.spec.producers() >= 1000 && best != nullptr && best->ops > 0) {
+      const double ratio = p.ops_per_second() / best->ops_per_second();
+      out.push_back({ratio >= 5.0,
+                     fmt::format("{} at {}: ops/s >= 5x rocksdb's best: {:.0f} vs {:.0f} ops/s "
+                                 "(at {}), {:.2f}x",
+                                 p.spec.engine.label(), shape(p), p.ops_per_second(),
+                                 best->ops_per_second(), shape(*best), ratio)});
+    }
+    const double switches = p.per_op(static_cast<double>(p.usage.context_switches()));
+    out.push_back({switches < 0.1, fmt::format("{} at {}: context switches per op < 0.1: {:.3f}",
+                                               p.spec.engine.label(), shape(p), switches)});
+  }
+}
+
+}  // namespace
+
+std::vector<GoalCheck> check_goals(const Points& results) {
+  std::vector<GoalCheck> out;
+  check_ratio(results, "raw", 1.0, out);
+  check_ratio(results, "rocksdb", 1.5, out);
+  check_single_producer_p99(results, out);
+  check_fibers(results, out);
+  return out;
+}
+
+}  // namespace commitlog::tools

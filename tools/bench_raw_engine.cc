@@ -1,0 +1,169 @@
+// The `raw` reference: the simplest ideal group commit, against which the
+// commit log's durable throughput and latency are judged.
+//
+// A producer reserves space with one fetch_add, pwritev()s its record (a
+// 16-byte header: length, checksum of the payload, sequence; then the
+// payload) into one file preallocated with posix_fallocate, as the log's
+// segments are, and takes a ticket. If no fdatasync is running it becomes
+// the leader and runs one for every ticket taken so far; otherwise it waits
+// for the fdatasync that covers its ticket. With one producer this is plain
+// write + fdatasync: the floor for a durable append.
+//
+// The file is a ring of max(256 MiB, 64 records): past its end writes wrap
+// to the start and overwrite already-written blocks, which makes large-record
+// points a little cheaper for raw than a fresh file would be.
+//
+// With fiber producers the mutex and condition variable are Boost.Fiber's, so
+// a waiting fiber suspends only itself (the leader's fdatasync blocks its
+// thread); with thread producers they are std's, the cheapest way for a
+// thread to sleep and be woken (a futex).
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
+
+#include "segment/checksum.h"
+#include "tools/bench_engines.h"
+
+namespace commitlog::tools {
+namespace {
+
+constexpr uint64_t kHeaderSize = 16;
+
+template <typename Mutex, typename CondVar>
+class RawEngine final : public BenchEngine {
+ public:
+  RawEngine(int fd, uint64_t ring) : fd_(fd), ring_(ring) {}
+  ~RawEngine() override { close().ignore(); }
+
+  Status append(uint64_t, uint64_t seq, std::span<const std::byte> payload) override {
+    std::array<std::byte, kHeaderSize> header{};
+    store_u32(header.data(), static_cast<uint32_t>(payload.size()));
+    store_u32(header.data() + 4, static_cast<uint32_t>(checksum(payload)));
+    store_u64(header.data() + 8, seq);
+    const uint64_t length = kHeaderSize + payload.size();
+    const uint64_t start = next_.fetch_add(length, std::memory_order_relaxed) % ring_;
+    const uint64_t first = std::min(length, ring_ - start);  // the part before the wrap
+    CL_RETURN_IF_ERROR(write_part(header, payload, 0, first, start));
+    if (first < length) CL_RETURN_IF_ERROR(write_part(header, payload, first, length, 0));
+    return wait_durable();
+  }
+
+  uint64_t syncs() const override { return syncs_.load(std::memory_order_relaxed); }
+
+  Status close() override {
+    if (fd_ >= 0 && ::close(fd_) != 0) {
+      fd_ = -1;
+      return Status::from_errno(errno, "close raw file");
+    }
+    fd_ = -1;
+    return {};
+  }
+
+ private:
+  // Writes bytes [from, to) of the record header+payload at file offset `at`.
+  Status write_part(const std::array<std::byte, kHeaderSize>& header,
+                    std::span<const std::byte> payload, uint64_t from, uint64_t to, uint64_t at) {
+    std::array<iovec, 2> iov{};
+    int n = 0;
+    if (from < kHeaderSize) {
+      const uint64_t end = std::min(to, kHeaderSize);
+      iov[n++] = {const_cast<std::byte*>(header.data() + from), end - from};
+    }
+    if (to > kHeaderSize) {
+      const uint64_t begin = std::max(from, kHeaderSize) - kHeaderSize;
+      iov[n++] = {const_cast<std::byte*>(payload.data() + begin), to - kHeaderSize - begin};
+    }
+    iovec* next = iov.data();
+    while (n > 0) {
+      const ssize_t written = ::pwritev(fd_, next, n, static_cast<off_t>(at));
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        return Status::from_errno(errno, "pwritev raw file");
+      }
+      at += static_cast<uint64_t>(written);
+      for (auto left = static_cast<size_t>(written); n > 0 && left > 0;) {
+        const size_t step = std::min(left, next->iov_len);
+        next->iov_base = static_cast<std::byte*>(next->iov_base) + step;
+        next->iov_len -= step;
+        left -= step;
+        if (next->iov_len == 0) ++next, --n;
+      }
+    }
+    return {};
+  }
+
+  // Every write before this producer's ticket is complete, so one fdatasync
+  // started after taking the ticket covers it.
+  Status wait_durable() {
+    std::unique_lock lock(mu_);
+    const uint64_t ticket = ++written_;
+    while (durable_ < ticket && error_.ok()) {
+      if (syncing_) {
+        cv_.wait(lock);
+        continue;
+      }
+      syncing_ = true;
+      const uint64_t target = written_;
+      lock.unlock();
+      const int rc = ::fdatasync(fd_);
+      const int err = errno;
+      syncs_.fetch_add(1, std::memory_order_relaxed);
+      lock.lock();
+      syncing_ = false;
+      if (rc != 0) {
+        error_ = Status::from_errno(err, "fdatasync raw file");
+      } else {
+        durable_ = target;
+      }
+      cv_.notify_all();
+    }
+    return durable_ >= ticket ? Status{} : error_;
+  }
+
+  int fd_;
+  const uint64_t ring_;
+  std::atomic<uint64_t> next_{0};
+  std::atomic<uint64_t> syncs_{0};
+  Mutex mu_;
+  CondVar cv_;
+  uint64_t written_ = 0;  // tickets taken; guarded by mu_
+  uint64_t durable_ = 0;  // tickets covered by a completed fdatasync; guarded by mu_
+  bool syncing_ = false;  // guarded by mu_
+  Status error_;          // guarded by mu_
+};
+
+}  // namespace
+
+Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup) {
+  const std::string path = setup.directory + "/raw.log";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::from_errno(errno, "open " + path);
+  const uint64_t ring = std::max<uint64_t>(256ull << 20, 64 * (kHeaderSize + setup.record_size));
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(ring)); err != 0) {
+    ::close(fd);
+    return Status::from_errno(err, "fallocate " + path);
+  }
+  // The file's size and extents must be durable before any append is.
+  if (::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status::from_errno(err, "fsync " + path);
+  }
+  if (setup.fibers > 1) {
+    return std::unique_ptr<BenchEngine>(
+        new RawEngine<boost::fibers::mutex, boost::fibers::condition_variable>(fd, ring));
+  }
+  return std::unique_ptr<BenchEngine>(new RawEngine<std::mutex, std::condition_variable>(fd, ring));
+}
+
+}  // namespace commitlog::tools

@@ -1,0 +1,131 @@
+#include "tools/bench_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <boost/fiber/all.hpp>
+
+namespace commitlog::tools {
+namespace {
+
+enum Phase : int { kWarmup, kMeasure, kStop };
+
+// What the producers of one thread (the thread itself, or its fibers) record.
+struct alignas(64) ThreadTally {
+  LatencyHistogram latency;
+  uint64_t ops = 0;
+};
+
+struct Shared {
+  BenchEngine& engine;
+  std::span<const std::byte> payload;
+  // Fibers whose appends return at once (periodic) must yield, or the first
+  // fiber of each thread would be its only producer.
+  bool yield_after_append = false;
+  std::atomic<int> phase{kWarmup};
+  std::atomic<uint64_t> started{0};
+  std::atomic<uint64_t> errors{0};
+  std::mutex error_mu;
+  std::string first_error;  // guarded by error_mu
+};
+
+void produce(Shared& shared, ThreadTally& tally, uint64_t producer) {
+  shared.started.fetch_add(1);
+  for (uint64_t seq = 0; shared.phase.load(std::memory_order_relaxed) != kStop; ++seq) {
+    const auto begin = SteadyClock::now();
+    const Status status = shared.engine.append(producer, seq, shared.payload);
+    const auto end = SteadyClock::now();
+    if (!status.ok()) {
+      if (shared.errors.fetch_add(1) == 0) {
+        std::lock_guard lock(shared.error_mu);
+        shared.first_error = status.to_string();
+      }
+      return;
+    }
+    if (shared.phase.load(std::memory_order_relaxed) == kMeasure) {
+      tally.latency.record(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count()));
+      ++tally.ops;
+    }
+    if (shared.yield_after_append) boost::this_fiber::yield();
+  }
+}
+
+void run_thread(const PointSpec& spec, Shared& shared, ThreadTally& tally, int thread,
+                size_t stack_size) {
+  const auto first_producer = static_cast<uint64_t>(thread) * static_cast<uint64_t>(spec.fibers);
+  if (spec.fibers == 1) {
+    produce(shared, tally, first_producer);
+    return;
+  }
+  std::vector<boost::fibers::fiber> fibers;
+  fibers.reserve(static_cast<size_t>(spec.fibers));
+  for (int f = 0; f < spec.fibers; ++f) {
+    fibers.emplace_back(std::allocator_arg, boost::fibers::fixedsize_stack(stack_size),
+                        [&shared, &tally, id = first_producer + static_cast<uint64_t>(f)] {
+                          produce(shared, tally, id);
+                        });
+  }
+  for (auto& fiber : fibers) fiber.join();
+}
+
+}  // namespace
+
+Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
+  setup.record_size = spec.size;
+  setup.fibers = spec.fibers;
+  auto engine = open_engine(spec.engine, setup);
+  if (!engine.ok()) return engine.status();
+  BenchEngine& e = **engine;
+  const std::vector<std::byte> payload(spec.size, std::byte{0x5a});
+  Shared shared{e, payload};
+  shared.yield_after_append = spec.fibers > 1 && !e.durable();
+  // RocksDB's Put runs deep call chains; the log's and raw's appends do not.
+  const size_t stack_size = e.suspends_fibers() ? spec.fiber_stack
+                                                : std::max<size_t>(spec.fiber_stack, 256 * 1024);
+
+  PointResult result;
+  result.spec = spec;
+  result.durable = e.durable();
+  result.rss_before = resident_bytes();
+  std::vector<std::unique_ptr<ThreadTally>> tallies;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < spec.threads; ++t) {
+    tallies.push_back(std::make_unique<ThreadTally>());
+    threads.emplace_back(run_thread, std::cref(spec), std::ref(shared), std::ref(*tallies.back()), t,
+                         stack_size);
+  }
+  const auto producers = static_cast<uint64_t>(spec.producers());
+  while (shared.started.load() < producers && shared.errors.load() < producers) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(spec.warmup);
+
+  const ProcessUsage usage_before = process_usage();
+  const uint64_t syncs_before = e.syncs();
+  const auto begin = SteadyClock::now();
+  shared.phase.store(kMeasure);
+  std::this_thread::sleep_for(spec.duration);
+  const auto end = SteadyClock::now();
+  shared.phase.store(kStop);
+  result.usage = process_usage() - usage_before;
+  result.syncs = e.syncs() - syncs_before;
+  result.rss_bytes = resident_bytes();
+  result.seconds = std::chrono::duration<double>(end - begin).count();
+
+  for (auto& thread : threads) thread.join();
+  for (const auto& tally : tallies) {
+    result.latency.merge(tally->latency);
+    result.ops += tally->ops;
+  }
+  result.errors = shared.errors.load();
+  result.first_error = shared.first_error;
+  CL_RETURN_IF_ERROR(e.close());
+  return result;
+}
+
+}  // namespace commitlog::tools
