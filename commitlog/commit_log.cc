@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "commitlog/durable_waiters.h"
+#include "commitlog/failure_policy.h"
 #include "commitlog/segment_allocator.h"
 #include "commitlog/segment_chain.h"
 #include "commitlog/sync_thread.h"
@@ -143,7 +144,12 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     std::optional<uint64_t> offset;
     while (!(offset = segment->reserve(bytes))) {
       auto next = s.chain.advance(segment);
-      if (!next.ok()) return next.status();
+      if (!next.ok()) {
+        if (next.status().code() != ErrorCode::kClosed) {
+          apply_failure_policy(s.options.commit_failure_policy, "segment allocation", next.status(), s.waiters);
+        }
+        return next.status();
+      }
       segment = *next;
     }
     for (size_t i = begin; i < end; ++i) {

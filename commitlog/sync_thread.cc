@@ -1,7 +1,7 @@
 #include "commitlog/sync_thread.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include "commitlog/failure_policy.h"
+
 
 namespace commitlog {
 
@@ -30,7 +30,10 @@ void SyncThread::request_sync() {
   if (!sync_requested_.exchange(true)) wake();
 }
 
-void SyncThread::notify_waiter() { wake(); }
+void SyncThread::notify_waiter() {
+  poked_.store(true);
+  wake();
+}
 
 void SyncThread::notify_switch() {
   switch_pending_.store(true);
@@ -89,12 +92,13 @@ void SyncThread::run() {
     lock.lock();
     if (stopping) return;
     if (plan.kind != SyncPlan::Kind::kIdle && plan.at <= now) continue;
+    // Checked under mu_: a producer that set its flag after this check sees
+    // sleeping_ and notifies under mu_, which it can only take once this
+    // thread is inside wait(). So no wake-up is lost.
     sleeping_.store(true);
-    lock.unlock();
-    const bool woken_by_flag = sync_requested_.load() || switch_pending_.load() ||
-                               explicit_requested_.load();
-    lock.lock();
-    if (!woken_by_flag && !stopping_) {
+    const bool poked = poked_.exchange(false) || sync_requested_.load() || switch_pending_.load() ||
+                       explicit_requested_.load();
+    if (!poked && !stopping_) {
       if (plan.kind == SyncPlan::Kind::kIdle || dead_) {
         cv_.wait(lock);
       } else {
@@ -137,30 +141,19 @@ void SyncThread::execute(SyncPlan plan) {
   last_flush_started_ = started;
   last_flush_duration_ = finished - started;
   chain_.retire_finished();
-  waiters_.advance(durable, started);
-  policy_.on_flush(last_flush_duration_, entries);
+  // Counted before the waiters wake, so a woken producer sees its flush counted.
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);
   counters_.flushed_entries.fetch_add(entries, std::memory_order_relaxed);
   counters_.flush_nanos.fetch_add(static_cast<uint64_t>(last_flush_duration_.count()),
                                   std::memory_order_relaxed);
   counters_.by_reason[static_cast<size_t>(plan.reason) % 8].fetch_add(1, std::memory_order_relaxed);
   counters_.group_sizes[SyncCounters::group_size_bucket(entries)].fetch_add(1, std::memory_order_relaxed);
+  policy_.on_flush(last_flush_duration_, entries);
+  waiters_.advance(durable, started);
 }
 
 void SyncThread::handle_failure(const Status& error) {
-  std::fprintf(stderr, "commitlog: sync failed: %s\n", error.to_string().c_str());
-  switch (failure_policy_) {
-    case CommitFailurePolicy::kDie:
-      std::fprintf(stderr, "commitlog: commit_failure_policy is die: aborting\n");
-      std::abort();
-    case CommitFailurePolicy::kIgnore:
-      return;
-    case CommitFailurePolicy::kStop:
-    case CommitFailurePolicy::kStopCommit:
-      waiters_.fail(error);
-      dead_ = true;
-      return;
-  }
+  dead_ = apply_failure_policy(failure_policy_, "sync", error, waiters_);
 }
 
 }  // namespace commitlog

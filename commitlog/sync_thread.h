@@ -79,6 +79,7 @@ class SyncThread {
   std::atomic<bool> sync_requested_{false};
   std::atomic<bool> switch_pending_{false};
   std::atomic<bool> explicit_requested_{false};
+  std::atomic<bool> poked_{false};  // a producer started waiting: plan again
   std::atomic<bool> sleeping_{false};
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;

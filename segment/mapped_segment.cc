@@ -77,7 +77,7 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   auto file = fs.open(path, OpenMode::kCreateNew);
   if (!file.ok()) return file.status();
   auto storage = compressed
-                     ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, header)
+                     ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, info.capacity, header)
                      : make_mapped_storage(std::move(file).value(), info.capacity, header);
   if (!storage.ok()) return storage.status();
   // The new name must be durable before anything in it is acknowledged.

@@ -28,8 +28,9 @@ class MappedStorage final : public SegmentStorage {
 
 class CompressedStorage final : public SegmentStorage {
  public:
-  CompressedStorage(std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id)
-      : file_(std::move(file)), buffer_(std::move(buffer)), segment_id_(segment_id) {
+  CompressedStorage(std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id,
+                    uint64_t capacity)
+      : file_(std::move(file)), buffer_(std::move(buffer)), segment_id_(segment_id), capacity_(capacity) {
     image_ = buffer_.data();
   }
 
@@ -67,7 +68,7 @@ class CompressedStorage final : public SegmentStorage {
     if (file_offset_ + total > allocated_) {
       // Space is reserved ahead in steps: a write that also grows the file
       // makes every fdatasync commit a metadata change (measured: ~30x slower).
-      const uint64_t step = std::max<uint64_t>(kAllocationStep, total);
+      const uint64_t step = std::max<uint64_t>(std::min(kAllocationStep, capacity_), total);
       CL_RETURN_IF_ERROR(file_->allocate(allocated_, step));
       allocated_ += step;
     }
@@ -83,6 +84,7 @@ class CompressedStorage final : public SegmentStorage {
   std::unique_ptr<File> file_;
   PooledBuffer buffer_;
   const uint64_t segment_id_;
+  const uint64_t capacity_;
   static constexpr uint64_t kAllocationStep = 1 << 20;
   uint64_t file_offset_ = format::kHeaderSize;
   uint64_t allocated_ = format::kHeaderSize;
@@ -108,12 +110,13 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
 Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(std::unique_ptr<File> file,
                                                                 PooledBuffer buffer,
                                                                 uint64_t segment_id,
+                                                                uint64_t buffer_capacity,
                                                                 std::span<const std::byte> header) {
   CL_RETURN_IF_ERROR(file->write_at(0, header));
   CL_RETURN_IF_ERROR(file->sync());
   std::memcpy(buffer.data(), header.data(), header.size());
   return std::unique_ptr<SegmentStorage>(
-      new CompressedStorage(std::move(file), std::move(buffer), segment_id));
+      new CompressedStorage(std::move(file), std::move(buffer), segment_id, buffer_capacity));
 }
 
 }  // namespace commitlog

@@ -43,6 +43,7 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
 Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(std::unique_ptr<File> file,
                                                                 PooledBuffer buffer,
                                                                 uint64_t segment_id,
+                                                                uint64_t buffer_capacity,
                                                                 std::span<const std::byte> header);
 
 }  // namespace commitlog
