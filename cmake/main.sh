@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash cmake/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
-./build/bin/commitlog demo "$@"
+./build/bin/commitlog bench --quick "$@"

@@ -2,15 +2,28 @@
 
 #include <chrono>
 
+#include "commitlog/archiver.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
 #include "commitlog/segment_allocator.h"
 #include "commitlog/segment_chain.h"
+#include "commitlog/segment_lifecycle.h"
 #include "commitlog/sync_thread.h"
 #include "segment/format.h"
 
 namespace commitlog {
 namespace {
+
+uint64_t nanos_since(TimePoint start) {
+  return static_cast<uint64_t>((SteadyClock::now() - start).count());
+}
+
+Log2Histogram histogram(const std::atomic<uint64_t>* buckets, size_t n, uint64_t sum) {
+  Log2Histogram h;
+  for (size_t b = 0; b < n; ++b) h.counts.push_back(buckets[b].load(std::memory_order_relaxed));
+  h.sum = sum;
+  return h;
+}
 
 uint64_t wall_clock_us() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -21,7 +34,8 @@ uint64_t wall_clock_us() {
 }  // namespace
 
 // Members are declared in dependency order, so they are destroyed sync
-// thread first, allocator last.
+// thread first, allocator last. The chain hands finished segments to the
+// lifecycle on the sync thread.
 struct CommitLog::Impl {
   Impl(const Options& o, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
       : options(o),
@@ -30,12 +44,18 @@ struct CommitLog::Impl {
         allocator(*o.file_system, o.directory, o.segment_size,
                   o.compression == Compression::kLz4 ? format::kFlagLz4Sections : 0, first_id,
                   &compression_buffers),
-        chain(allocator, [this] { sync_thread->notify_switch(); }) {}
+        chain(
+            allocator, [this] { sync_thread->notify_switch(); },
+            [this](MappedSegment& finished) { lifecycle->on_finished(finished); }) {}
 
   Status wait_packed(uint64_t packed) {
     if (waiters.durable(packed)) return {};
+    const TimePoint start = SteadyClock::now();
     sync_thread->notify_waiter();
-    return waiters.wait_durable(packed);
+    Status status = waiters.wait_durable(packed);
+    commit_waits.fetch_add(1, std::memory_order_relaxed);
+    commit_wait_nanos.fetch_add(nanos_since(start), std::memory_order_relaxed);
+    return status;
   }
 
   Status apply_policy(uint64_t packed) {
@@ -64,8 +84,11 @@ struct CommitLog::Impl {
   SegmentAllocator allocator;
   DurableWaiters waiters;
   SegmentChain chain;
+  std::unique_ptr<SegmentLifecycle> lifecycle;
   std::unique_ptr<SyncThread> sync_thread;
   std::atomic<bool> closed{false};
+  std::atomic<uint64_t> oversized{0}, segment_waits{0}, segment_wait_nanos{0}, commit_waits{0},
+      commit_wait_nanos{0};
   uint64_t initial_allocation_waits = 0;  // taking the first segment is not a stall
 };
 
@@ -87,6 +110,18 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
         "max_mutation_size " + std::to_string(options.effective_max_mutation_size()) +
         " does not fit in a segment of " + std::to_string(options.segment_size) + " bytes");
   }
+  const uint64_t hard_limit = options.total_space_hard_limit;
+  if (hard_limit != 0 && (hard_limit < 2 * options.segment_size || hard_limit < options.total_space)) {
+    return Status::invalid_argument("commitlog_ext_total_space_hard_limit " + std::to_string(hard_limit) +
+                                    " must be at least twice commitlog_segment_size and at least "
+                                    "commitlog_total_space");
+  }
+  ArchiveHook archive = options.archive_segment;
+  if (!archive && !options.archiving_properties.empty()) {
+    auto properties = load_archiving_properties(options.archiving_properties);
+    if (!properties.ok()) return properties.status();
+    archive = archive_command_hook(properties->archive_command);
+  }
   CL_RETURN_IF_ERROR(fs.create_dirs(options.directory));
   auto policy = PolicyRegistry::global().create(options.sync_policy, options.policy);
   if (!policy.ok()) return policy.status();
@@ -96,6 +131,8 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   auto impl = std::make_unique<Impl>(options, std::move(policy).value(), *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
+  impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
+  CL_RETURN_IF_ERROR(impl->lifecycle->start());
   impl->sync_thread = std::make_unique<SyncThread>(impl->chain, impl->waiters, *impl->policy,
                                                    options.commit_failure_policy);
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
@@ -105,19 +142,20 @@ CommitLog::CommitLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 CommitLog::~CommitLog() { close().ignore(); }
 
-Result<Position> CommitLog::append(uint32_t table, std::span<const std::byte> payload) {
+Result<Position> CommitLog::append(uint32_t table, std::span<const std::byte> payload, Deadline deadline) {
   const Mutation mutation{table, payload};
-  auto range = append_batch({&mutation, 1});
+  auto range = append_batch({&mutation, 1}, deadline);
   if (!range.ok()) return range.status();
   return range->first;
 }
 
-Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutations) {
+Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutations, Deadline deadline) {
   Impl& s = *impl_;
   if (mutations.empty()) return Status::invalid_argument("append_batch: no mutations");
   const uint64_t limit = s.options.effective_max_mutation_size();
   for (size_t i = 0; i < mutations.size(); ++i) {
     if (mutations[i].payload.size() > limit) {
+      s.oversized.fetch_add(1, std::memory_order_relaxed);
       return Status::invalid_argument(
           "mutation" + (mutations.size() > 1 ? " " + std::to_string(i) + " of the batch" : std::string()) +
           ": payload of " + std::to_string(mutations[i].payload.size()) +
@@ -126,6 +164,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   }
   if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
   if (s.waiters.failed()) return s.waiters.error();
+  CL_RETURN_IF_ERROR(s.lifecycle->admit(deadline));
 
   const uint64_t time_us = wall_clock_us();
   AppendedRange range;
@@ -143,7 +182,10 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     }
     std::optional<uint64_t> offset;
     while (!(offset = segment->reserve(bytes))) {
+      const TimePoint switch_started = SteadyClock::now();
       auto next = s.chain.advance(segment);
+      s.segment_waits.fetch_add(1, std::memory_order_relaxed);
+      s.segment_wait_nanos.fetch_add(nanos_since(switch_started), std::memory_order_relaxed);
       if (!next.ok()) {
         if (next.status().code() != ErrorCode::kClosed) {
           apply_failure_policy(s.options.commit_failure_policy, "segment allocation", next.status(), s.waiters);
@@ -151,6 +193,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
         return next.status();
       }
       segment = *next;
+      s.lifecycle->notify_switch();
     }
     for (size_t i = begin; i < end; ++i) {
       segment->write_entry(*offset, mutations[i].table, time_us, mutations[i].payload);
@@ -193,6 +236,7 @@ Status CommitLog::close() {
   if (!s.closed.exchange(true)) {
     s.chain.shut();
     s.sync_thread->stop();
+    s.lifecycle->stop();
     s.allocator.stop();
   }
   return s.waiters.error();
@@ -213,6 +257,48 @@ CommitLogStats CommitLog::stats() const {
   out.durable = {s.chain.first_id() + (packed >> DurableWaiters::kOffsetBits),
                  packed & ((uint64_t{1} << DurableWaiters::kOffsetBits) - 1)};
   return out;
+}
+
+Status CommitLog::discard(uint32_t table, Position up_to) {
+  Impl& s = *impl_;
+  if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
+  if (up_to.segment > s.chain.active()->id()) {
+    return Status::invalid_argument("discard: position " + up_to.to_string() + " was never appended");
+  }
+  s.lifecycle->discard(table, up_to);
+  return {};
+}
+
+MetricsSnapshot CommitLog::metrics() const {
+  const Impl& s = *impl_;
+  const SyncCounters& c = s.sync_thread->counters();
+  const LifecycleCounters l = s.lifecycle->counters();
+  const ThrottleCounters t = s.lifecycle->throttle_counters();
+  MetricsSnapshot m;
+  m.mutations_completed = c.flushed_entries.load();
+  m.producers_waiting = s.waiters.waiting();
+  m.producers_waiting_for_space = t.waiting;
+  m.total_log_bytes = l.total_bytes;
+  m.segments = l.segments;
+  m.segment_waits = s.segment_waits.load();
+  m.segment_wait_nanos = s.segment_wait_nanos.load();
+  m.commit_waits = s.commit_waits.load();
+  m.commit_wait_nanos = s.commit_wait_nanos.load();
+  m.sync_latency_us = histogram(c.flush_latency_us, SyncCounters::kGroupSizeBuckets, c.flush_nanos.load() / 1000);
+  m.mutations_per_sync = histogram(c.group_sizes, SyncCounters::kGroupSizeBuckets, c.flushed_entries.load());
+  for (size_t r = 0; r < m.syncs_by_reason.size(); ++r) m.syncs_by_reason[r] = c.by_reason[r].load();
+  m.oversized_mutations = s.oversized.load();
+  m.throttled_appends = t.delayed;
+  m.throttle_nanos = t.delay_nanos;
+  m.space_waits = t.waits;
+  m.space_wait_nanos = t.wait_nanos;
+  m.space_timeouts = t.timeouts;
+  m.segments_deleted = l.deleted;
+  m.segments_archived = l.archived;
+  m.archive_failures = l.archive_failures;
+  m.delete_failures = l.delete_failures;
+  m.flush_requests = l.flush_requests;
+  return m;
 }
 
 const Options& CommitLog::options() const { return impl_->options; }

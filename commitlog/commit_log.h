@@ -8,10 +8,16 @@
 //   -> SyncPolicy::after_append() (policies/) -> SyncThread (marker, msync)
 //   -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
 //
-// Threads: the log runs two of its own, the segment allocator and the sync
-// thread. Every public member may be called concurrently from plain threads
-// and from Boost.Fiber fibers on any number of threads; a call that waits for
-// durability suspends only the calling fiber.
+// After the write path, a segment's life (commitlog/segment_lifecycle.h):
+// finished by the sync thread -> archived (archiver.h) -> deleted once
+// discard() has covered every table in it; its size counts against
+// total_space (flush requests) and the hard limit (space_throttle.h).
+//
+// Threads: the log runs three of its own, the segment allocator, the sync
+// thread and the lifecycle thread. Every public member may be called
+// concurrently from plain threads and from Boost.Fiber fibers on any number
+// of threads; a call that waits for durability or for space suspends only the
+// calling fiber.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +25,7 @@
 #include <span>
 #include <string_view>
 
+#include "commitlog/metrics.h"
 #include "commitlog/options.h"
 #include "commitlog/position.h"
 #include "segment/status.h"
@@ -29,6 +36,10 @@ struct Mutation {
   uint32_t table = 0;
   std::span<const std::byte> payload;
 };
+
+// The latest time an append may wait for space under the hard limit.
+using Deadline = TimePoint;  // steady clock
+inline constexpr Deadline kNoDeadline = Deadline::max();
 
 struct AppendedRange {
   Position first;  // the first mutation's position
@@ -48,6 +59,8 @@ struct CommitLogStats {
 
 class CommitLog {
  public:
+  using FlushRequest = commitlog::FlushRequest;  // set as Options::on_flush_request
+
   // Opens a new log in options.directory (created if missing), continuing
   // the segment ids above those already there. Existing segments are left
   // alone: replay them first (commitlog/replayer.h).
@@ -61,14 +74,30 @@ class CommitLog {
   // once, or wait until durable). A payload larger than max_mutation_size is
   // refused and nothing is written. After a failed sync (commit_failure_policy
   // stop) every append returns that error.
-  Result<Position> append(uint32_t table, std::span<const std::byte> payload);
-  Result<Position> append(uint32_t table, std::string_view payload) {
-    return append(table, std::as_bytes(std::span(payload.data(), payload.size())));
+  // Near total_space_hard_limit the append is first delayed, and at the limit
+  // it waits for space (space_throttle.h); if `deadline` passes while it
+  // waits, it returns kTimedOut and nothing was written. The deadline bounds
+  // only that wait, not a wait for durability.
+  Result<Position> append(uint32_t table, std::span<const std::byte> payload,
+                          Deadline deadline = kNoDeadline);
+  Result<Position> append(uint32_t table, std::string_view payload, Deadline deadline = kNoDeadline) {
+    return append(table, std::as_bytes(std::span(payload.data(), payload.size())), deadline);
   }
   // Appends many mutations with one space reservation per segment they land
   // in, then applies the policy once for all of them. All or nothing is
   // validated up front: one oversized mutation refuses the whole batch.
-  Result<AppendedRange> append_batch(std::span<const Mutation> mutations);
+  Result<AppendedRange> append_batch(std::span<const Mutation> mutations,
+                                     Deadline deadline = kNoDeadline);
+
+  // Everything of `table` at positions <= up_to is persisted elsewhere (the
+  // embedder flushed it): segments clean for every table they hold are
+  // deleted, on the log's own thread, once archived when archiving is on.
+  // Positions below the first segment of this process cover the segments
+  // already in the directory at open(), so replay those before the first
+  // discard. Tables that no longer exist must be discarded too, or their
+  // segments stay. kInvalidArgument for a position beyond the active segment;
+  // kClosed after close().
+  Status discard(uint32_t table, Position up_to);
 
   // Waits until `position` (returned by an append) is durable.
   Status wait_durable(Position position);
@@ -79,6 +108,8 @@ class CommitLog {
   Status close();
 
   CommitLogStats stats() const;
+  // Cassandra's commit-log metrics and more; to_json()/to_prometheus() print it.
+  MetricsSnapshot metrics() const;
   const Options& options() const;
 
  private:

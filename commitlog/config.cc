@@ -43,10 +43,14 @@ constexpr KeyName kFailurePolicy{"commit_failure_policy", ""};
 constexpr KeyName kCompressionBuffers{"commitlog_max_compression_buffers_in_pool", ""};
 constexpr KeyName kMarkerInterval{"commitlog_ext_marker_interval", ""};
 constexpr KeyName kLatencyCap{"commitlog_ext_adaptive_latency_cap", ""};
+constexpr KeyName kHardLimit{"commitlog_ext_total_space_hard_limit", ""};
+constexpr KeyName kMaxDelay{"commitlog_ext_total_space_max_delay", ""};
+constexpr KeyName kArchiving{"commitlog_ext_archiving_properties", ""};
 
 constexpr const KeyName* kAllKeys[] = {
     &kDirectory,  &kSync,        &kSyncPeriod, &kGroupWindow,   &kLagBlock,      &kSegmentSize,
     &kMaxMutationSize, &kCompression, &kTotalSpace, &kFailurePolicy, &kCompressionBuffers, &kMarkerInterval, &kLatencyCap,
+    &kHardLimit, &kMaxDelay, &kArchiving,
 };
 
 // An unknown key with one of these prefixes belongs to the commit log and is
@@ -403,6 +407,17 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
     return l.bad(*e, "must be greater than 0");
   }
   CL_RETURN_IF_ERROR(read_duration(l, kLatencyCap, any_unit, &p.latency_cap));
+  CL_RETURN_IF_ERROR(read_size(l, kHardLimit, cv::kMiB, &o.total_space_hard_limit));
+  if (const Entry* e = l.entry(kHardLimit); e && o.total_space_hard_limit != 0) {
+    if (o.total_space_hard_limit < 2 * o.segment_size) {
+      return l.bad(*e, fmt::format("is less than twice commitlog_segment_size ({})", cv::format_size(o.segment_size)));
+    }
+    if (o.total_space_hard_limit < o.total_space) {
+      return l.bad(*e, fmt::format("is less than commitlog_total_space ({})", cv::format_size(o.total_space)));
+    }
+  }
+  CL_RETURN_IF_ERROR(read_duration(l, kMaxDelay, any_unit, &o.total_space_max_delay));
+  CL_RETURN_IF_ERROR(read_text(l, kArchiving, "a file path", &o.archiving_properties));
 
   // The policy checks its own name and requirements (a group window > 0, ...).
   Result<std::unique_ptr<SyncPolicy>> policy = PolicyRegistry::global().create(o.sync_policy, p);
@@ -421,6 +436,9 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
   l.record(kCompressionBuffers, std::to_string(o.max_compression_buffers_in_pool));
   l.record(kMarkerInterval, cv::format_duration(p.marker_interval));
   l.record(kLatencyCap, cv::format_duration(p.latency_cap));
+  l.record(kHardLimit, o.total_space_hard_limit == 0 ? "0MiB (none)" : cv::format_size(o.total_space_hard_limit));
+  l.record(kMaxDelay, cv::format_duration(o.total_space_max_delay));
+  l.record(kArchiving, o.archiving_properties.empty() ? "(none)" : o.archiving_properties);
   out.settings = l.take_settings();
   out.warnings = l.take_warnings();
   return out;

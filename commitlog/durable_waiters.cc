@@ -1,6 +1,33 @@
 #include "commitlog/durable_waiters.h"
 
+#include <boost/fiber/context.hpp>
+
 namespace commitlog {
+namespace {
+
+// A spawned fiber suspends on the fiber condition variable; a plain thread
+// (or a thread's main context) blocks on a futex-based std one. Boost 1.74's
+// condition variable guards its queue with a spinlock that never yields:
+// measured with 4-64 plain threads on 2 cores it burned 145-622 us of CPU
+// per wake-up against 2.6-18 us for std's.
+bool on_worker_fiber() {
+  return boost::fibers::context::active()->is_context(boost::fibers::type::worker_context);
+}
+
+}  // namespace
+
+template <typename Predicate>
+void DurableWaiters::wait(std::unique_lock<std::mutex>& lock, Predicate ready) {
+  // waiting_ is raised before the last check, and advance() reads it after
+  // storing the watermark (both seq_cst), so a wake-up cannot be missed.
+  waiting_.fetch_add(1);
+  if (on_worker_fiber()) {
+    fiber_cv_.wait(lock, ready);
+  } else {
+    thread_cv_.wait(lock, ready);
+  }
+  waiting_.fetch_sub(1);
+}
 
 TimePoint DurableWaiters::last_flush_started() const {
   return TimePoint(Duration(last_flush_started_ns_.load(std::memory_order_acquire)));
@@ -9,23 +36,22 @@ TimePoint DurableWaiters::last_flush_started() const {
 Status DurableWaiters::wait_durable(uint64_t packed) {
   if (durable(packed)) return {};
   std::unique_lock lock(mu_);
-  // waiting_ is raised before the last check, and advance() reads it after
-  // storing the watermark (both seq_cst), so a wake-up cannot be missed.
-  waiting_.fetch_add(1);
-  cv_.wait(lock, [&] { return durable_.load() > packed || failed_.load(); });
-  waiting_.fetch_sub(1);
+  const uint64_t round = failed_rounds_;
+  wait(lock, [&] { return durable_.load() > packed || failed_.load() || failed_rounds_ != round; });
   if (durable_.load() > packed) return {};
-  return error_;
+  return failed_.load() ? error_ : round_error_;
 }
 
 Status DurableWaiters::wait_flush_started_after(TimePoint since) {
   const int64_t since_ns = since.time_since_epoch().count();
   if (last_flush_started_ns_.load() > since_ns) return {};
   std::unique_lock lock(mu_);
-  waiting_.fetch_add(1);
-  cv_.wait(lock, [&] { return last_flush_started_ns_.load() > since_ns || failed_.load(); });
-  waiting_.fetch_sub(1);
-  return failed_.load() ? error_ : Status{};
+  const uint64_t round = failed_rounds_;
+  wait(lock, [&] {
+    return last_flush_started_ns_.load() > since_ns || failed_.load() || failed_rounds_ != round;
+  });
+  if (failed_.load()) return error_;
+  return failed_rounds_ != round ? round_error_ : Status{};
 }
 
 void DurableWaiters::advance(uint64_t packed, TimePoint flush_started) {
@@ -41,7 +67,16 @@ void DurableWaiters::fail(const Status& error) {
     error_ = error;
     failed_.store(true);
   }
-  cv_.notify_all();
+  notify_all();
+}
+
+void DurableWaiters::fail_waiting(const Status& error) {
+  {
+    std::lock_guard lock(mu_);
+    round_error_ = error;
+    ++failed_rounds_;
+  }
+  notify_all();
 }
 
 Status DurableWaiters::error() const {
@@ -51,7 +86,12 @@ Status DurableWaiters::error() const {
 
 void DurableWaiters::notify() {
   { std::lock_guard lock(mu_); }  // orders the store before a waiter's check
-  cv_.notify_all();
+  notify_all();
+}
+
+void DurableWaiters::notify_all() {
+  fiber_cv_.notify_all();
+  thread_cv_.notify_all();
 }
 
 }  // namespace commitlog

@@ -2,8 +2,8 @@
 //
 // The sync thread advances the watermark after each flush and wakes, in one
 // notify, every producer it covers. A producer on a Boost.Fiber fiber suspends
-// only its fiber; one on a plain thread blocks that thread (Boost.Fiber gives
-// every thread a scheduler, so one condition variable serves both).
+// only its fiber (a fiber condition variable); one on a plain thread blocks
+// that thread on a futex (a std condition variable). Both share one mutex.
 //
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of
@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <condition_variable>
 #include <mutex>
 
 #include <boost/fiber/condition_variable.hpp>
@@ -45,12 +46,19 @@ class DurableWaiters {
   void advance(uint64_t packed, TimePoint flush_started);
   // Makes every current and future wait return `error` (sticky).
   void fail(const Status& error);
+  // Makes the waits in progress now return `error`; later waits are not
+  // affected (commit_failure_policy ignore: the failed sync's waiters get the
+  // error, the log goes on).
+  void fail_waiting(const Status& error);
   // The sticky error, or ok.
   Status error() const;
   bool failed() const { return failed_.load(std::memory_order_acquire); }
 
  private:
   void notify();
+  void notify_all();
+  template <typename Predicate>
+  void wait(std::unique_lock<std::mutex>& lock, Predicate ready);
 
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};
@@ -58,7 +66,10 @@ class DurableWaiters {
   std::atomic<bool> failed_{false};
   mutable std::mutex mu_;
   Status error_;  // guarded by mu_
-  boost::fibers::condition_variable_any cv_;
+  uint64_t failed_rounds_ = 0;  // guarded by mu_: fail_waiting() calls
+  Status round_error_;          // guarded by mu_: the last fail_waiting() error
+  boost::fibers::condition_variable_any fiber_cv_;  // spawned fibers wait here
+  std::condition_variable thread_cv_;               // plain threads wait here
 };
 
 }  // namespace commitlog

@@ -14,7 +14,8 @@ bool apply_failure_policy(CommitFailurePolicy policy, const char* what, const St
       std::abort();
     case CommitFailurePolicy::kIgnore:
       // Documented as risking loss: the next sync may report success for
-      // pages whose write-back failed.
+      // pages whose write-back failed. The waiters of this one get the error.
+      waiters.fail_waiting(error);
       return false;
     case CommitFailurePolicy::kStop:
     case CommitFailurePolicy::kStopCommit:

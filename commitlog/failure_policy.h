@@ -10,7 +10,8 @@ namespace commitlog {
 
 // Logs `error` (naming `what` failed) to stderr and applies `policy`:
 // kDie aborts the process; kStop/kStopCommit make `waiters` fail every current
-// and future wait and append with `error` (sticky); kIgnore does nothing else.
+// and future wait and append with `error` (sticky); kIgnore makes only the
+// waits in progress return `error` (DurableWaiters::fail_waiting).
 // Returns true when the log is now stopped.
 bool apply_failure_policy(CommitFailurePolicy policy, const char* what, const Status& error,
                           DurableWaiters& waiters);

@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "policies/registry.h"
 #include "segment/file_system.h"
@@ -23,6 +25,14 @@ enum class CommitFailurePolicy {
                 // Risks losing acknowledged data on the next crash.
 };
 
+// Asks the embedder to flush these tables (and then discard them, see
+// CommitLog::discard) because the log is over commitlog_total_space.
+using FlushRequest = std::function<void(std::vector<uint32_t> tables)>;
+// Archives one finished segment file: `path` is where it is, `name` its file
+// name. Must tolerate running again for a segment it archived before (a crash
+// between archiving and deleting a segment archives it again).
+using ArchiveHook = std::function<Status(const std::string& path, const std::string& name)>;
+
 struct Options {
   std::string directory = "data/commitlog";  // commitlog_directory
   std::string sync_policy = "periodic";      // commitlog_sync
@@ -34,12 +44,30 @@ struct Options {
   // Segment-sized buffers compressed segments may hold at once
   // (commitlog_max_compression_buffers_in_pool): the memory bound of compression.
   uint64_t max_compression_buffers_in_pool = 3;
-  uint64_t total_space = 0;  // commitlog_total_space; 0: unlimited
+  // Soft cap on the log's size (commitlog_total_space; 0: none): over it the
+  // log asks on_flush_request to flush the tables of the oldest segments.
+  uint64_t total_space = 0;
+  // Hard cap (commitlog_ext_total_space_hard_limit; 0: none). From 90% of it
+  // appends are delayed, up to total_space_max_delay at the cap; at the cap
+  // they wait for space (see commitlog/space_throttle.h). At least twice
+  // segment_size, and at least total_space. With no total_space, flushes are
+  // requested from 75% of it.
+  uint64_t total_space_hard_limit = 0;
+  Duration total_space_max_delay = std::chrono::milliseconds(10);  // commitlog_ext_total_space_max_delay
+  // A commitlog_archiving.properties file (commitlog_ext_archiving_properties;
+  // commitlog/archiver.h); empty: no archiving.
+  std::string archiving_properties;
   CommitFailurePolicy commit_failure_policy = CommitFailurePolicy::kStop;
 
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.
   FileSystem* file_system = posix_file_system();
+  // Not from config: called on the log's own thread, with no lock held, when
+  // the log is over total_space (or 75% of the hard limit). May be empty.
+  FlushRequest on_flush_request;
+  // Not from config: archives each finished segment instead of the
+  // archive_command of archiving_properties.
+  ArchiveHook archive_segment;
 
   uint64_t effective_max_mutation_size() const {
     return max_mutation_size.value_or(segment_size / 2);

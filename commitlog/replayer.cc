@@ -103,12 +103,22 @@ class Replay {
       SegmentItem item = reader.next();
       if (auto* entry = std::get_if<SegmentEntry>(&item)) {
         const Position position{p.file.id, entry->offset};
+        if (filtered(entry->table, position, entry->time_us)) {
+          ++report_.filtered_mutations;
+          continue;
+        }
         ++report_.mutations;
         report_.payload_bytes += entry->payload.size();
         report_.last_position = position;
         Status status = handler_(ReplayedMutation{position, entry->table, entry->time_us, entry->payload});
         if (!status.ok()) return stop(status);
       } else if (auto* bad = std::get_if<SegmentDamage>(&item)) {
+        if (bad->in_last_section && p.may_be_torn) {
+          // Kudu's rule: damage with nothing valid after it, where a run's
+          // tail may be torn, is that torn tail. Nothing after it is replayed.
+          return damage(p, bad->offset, std::string("torn tail (") + damage_kind_name(bad->kind) + ")",
+                        nonzero_bytes(image.bytes.subspan(bad->offset)), true);
+        }
         if (!damage(p, bad->offset, damage_kind_name(bad->kind), bad->skipped_bytes, false)) return false;
       } else {
         return end(p, std::get<SegmentEnd>(item));
@@ -117,7 +127,13 @@ class Replay {
   }
 
  private:
-  static uint64_t nonzero_bytes(const std::vector<std::byte>& bytes) {
+  bool filtered(uint32_t table, Position position, uint64_t time_us) const {
+    if (options_.cutoff_time_us && time_us > *options_.cutoff_time_us) return true;
+    auto start = options_.table_start.find(table);
+    return start != options_.table_start.end() && position < start->second;
+  }
+
+  static uint64_t nonzero_bytes(std::span<const std::byte> bytes) {
     return static_cast<uint64_t>(std::count_if(bytes.begin(), bytes.end(),
                                                [](std::byte b) { return b != std::byte{0}; }));
   }
@@ -175,15 +191,21 @@ Result<std::vector<SegmentFile>> list_segment_files(FileSystem& fs, const std::s
 
 ReplayReport replay_directory(const std::string& dir, const ReplayOptions& options,
                               const ReplayHandler& handler) {
-  ReplayReport report;
-  FileSystem& fs = *options.file_system;
-  auto files = list_segment_files(fs, dir);
+  auto files = list_segment_files(*options.file_system, dir);
   if (!files.ok()) {
+    ReplayReport report;
     report.status = files.status();
     return report;
   }
+  return replay_segment_files(*files, options, handler);
+}
+
+ReplayReport replay_segment_files(const std::vector<SegmentFile>& files, const ReplayOptions& options,
+                                  const ReplayHandler& handler) {
+  ReplayReport report;
+  FileSystem& fs = *options.file_system;
   std::vector<Prologue> prologues;
-  for (const SegmentFile& file : *files) {
+  for (const SegmentFile& file : files) {
     auto p = read_prologue(fs, file);
     if (!p.ok()) {
       report.status = p.status();

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,13 @@ enum class RecoveryMode {
 struct ReplayOptions {
   RecoveryMode mode = RecoveryMode::kStrict;
   std::optional<Position> from;  // skip everything before this position
+  // Per table, skip its mutations at positions before this one: what the
+  // table already persisted (e.g. its last discard position, plus one).
+  std::map<uint32_t, Position> table_start;
+  // Skip mutations written after this time (µs since the epoch): a
+  // point-in-time restore. Entries are in log order, not strictly in time
+  // order, so later ones are still read.
+  std::optional<uint64_t> cutoff_time_us;
   FileSystem* file_system = posix_file_system();
 };
 
@@ -61,6 +69,7 @@ struct ReplayReport {
   Status status;  // ok, or the first corruption (strict) / input error
   uint64_t segments = 0;
   uint64_t mutations = 0;
+  uint64_t filtered_mutations = 0;  // intact, skipped by table_start or cutoff_time_us
   uint64_t payload_bytes = 0;
   uint64_t bytes_read = 0;
   uint64_t skipped_bytes = 0;    // damaged bytes passed over (skip mode)
@@ -76,11 +85,17 @@ using ReplayHandler = std::function<Status(const ReplayedMutation&)>;
 ReplayReport replay_directory(const std::string& dir, const ReplayOptions& options,
                               const ReplayHandler& handler);
 
+
 // The segment files of `dir` (by name), ordered by id.
 struct SegmentFile {
   uint64_t id = 0;
   std::string path;
 };
 Result<std::vector<SegmentFile>> list_segment_files(FileSystem& fs, const std::string& dir);
+
+// Replays `files`, ordered by id, as one log: replay_directory for segment
+// files from several directories (commitlog/archiver.h restores this way).
+ReplayReport replay_segment_files(const std::vector<SegmentFile>& files, const ReplayOptions& options,
+                                  const ReplayHandler& handler);
 
 }  // namespace commitlog

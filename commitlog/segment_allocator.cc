@@ -44,7 +44,8 @@ void SegmentAllocator::stop() {
     stopping_ = true;
     if (error_.ok()) error_ = Status::closed("the segment allocator is stopped");
   }
-  cv_.notify_all();
+  work_cv_.notify_all();
+  ready_cv_.notify_all();
   thread_.join();
   if (ready_) {
     std::string path = ready_->path();
@@ -58,7 +59,7 @@ void SegmentAllocator::stop() {
 void SegmentAllocator::run() {
   std::unique_lock lock(mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });
+    work_cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });
     if (stopping_) return;
     const uint64_t id = next_id_;
     SegmentFileInfo info{id, capacity_, flags_, id == first_id_ ? 0 : id - 1};
@@ -71,7 +72,7 @@ void SegmentAllocator::run() {
     } else {
       error_ = segment.status();
     }
-    cv_.notify_all();
+    ready_cv_.notify_all();
   }
 }
 
@@ -79,11 +80,11 @@ Result<std::unique_ptr<MappedSegment>> SegmentAllocator::take() {
   std::unique_lock lock(mu_);
   if (!ready_ && error_.ok()) {
     ++waits_;
-    cv_.wait(lock, [&] { return ready_ != nullptr || !error_.ok(); });
+    ready_cv_.wait(lock, [&] { return ready_ != nullptr || !error_.ok(); });
   }
   if (!ready_) return error_;
   auto segment = std::move(ready_);
-  cv_.notify_all();
+  work_cv_.notify_all();
   return segment;
 }
 

@@ -7,8 +7,9 @@
 // already on disk (and above the wall clock in milliseconds, as Cassandra
 // does, so ids keep increasing after every segment was deleted).
 //
-// Thread-safety: take() may be called from any thread; one at a time is the
-// expected use (the log calls it under its switch lock).
+// Thread-safety: take() may be called from any thread or fiber; one at a time
+// is the expected use (the log calls it under its switch lock). A fiber that
+// has to wait in take() suspends, so its scheduler thread runs other fibers.
 #pragma once
 
 #include <condition_variable>
@@ -17,6 +18,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+
+#include <boost/fiber/condition_variable.hpp>
 
 #include "segment/mapped_segment.h"
 
@@ -49,7 +52,8 @@ class SegmentAllocator {
   const uint64_t first_id_;
   BufferPool* const pool_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable work_cv_;                  // wakes the allocator thread
+  boost::fibers::condition_variable_any ready_cv_;  // wakes take(): suspends only a fiber
   uint64_t next_id_;                          // guarded by mu_
   std::unique_ptr<MappedSegment> ready_;      // guarded by mu_
   Status error_;                              // guarded by mu_

@@ -2,8 +2,12 @@
 
 namespace commitlog {
 
-SegmentChain::SegmentChain(SegmentAllocator& allocator, std::function<void()> on_switch)
-    : allocator_(allocator), on_switch_(std::move(on_switch)), first_id_(allocator.first_id()) {}
+SegmentChain::SegmentChain(SegmentAllocator& allocator, std::function<void()> on_switch,
+                           std::function<void(MappedSegment&)> on_retired)
+    : allocator_(allocator),
+      on_switch_(std::move(on_switch)),
+      on_retired_(std::move(on_retired)),
+      first_id_(allocator.first_id()) {}
 
 Status SegmentChain::start() {
   auto first = allocator_.take();
@@ -51,10 +55,17 @@ std::vector<MappedSegment*> SegmentChain::unfinished() const {
 }
 
 void SegmentChain::retire_finished() {
-  std::lock_guard lock(mu_);
-  while (first_unfinished_ < segments_.size() && segments_[first_unfinished_]->finished()) {
-    segments_[first_unfinished_]->release_file();
-    ++first_unfinished_;
+  std::vector<MappedSegment*> retired;
+  {
+    std::lock_guard lock(mu_);
+    while (first_unfinished_ < segments_.size() && segments_[first_unfinished_]->finished()) {
+      segments_[first_unfinished_]->release_file();
+      retired.push_back(segments_[first_unfinished_].get());
+      ++first_unfinished_;
+    }
+  }
+  if (on_retired_) {
+    for (MappedSegment* segment : retired) on_retired_(*segment);
   }
 }
 

@@ -6,6 +6,8 @@
 // publishes the next one from the allocator. Segment objects stay alive until
 // the chain is destroyed, so a producer holding a stale pointer only ever
 // touches a closed segment's atomic allocation offset, never freed memory.
+// That holds after the segment's file is deleted too (segment_lifecycle.h):
+// a retired segment keeps only its bookkeeping, a few hundred bytes.
 //
 // Thread-safety: active() and advance() from any thread; unfinished() and
 // retire_finished() from the sync thread.
@@ -18,14 +20,19 @@
 #include <mutex>
 #include <vector>
 
+#include <boost/fiber/mutex.hpp>
+
 #include "commitlog/segment_allocator.h"
 
 namespace commitlog {
 
 class SegmentChain {
  public:
-  // `on_switch` runs (without locks held) after each switch, to wake the sync thread.
-  SegmentChain(SegmentAllocator& allocator, std::function<void()> on_switch);
+  // `on_switch` runs (without locks held) after each switch, to wake the sync
+  // thread. `on_retired`, if set, runs on the sync thread (without locks held)
+  // for each segment retire_finished() retires, oldest first.
+  SegmentChain(SegmentAllocator& allocator, std::function<void()> on_switch,
+               std::function<void(MappedSegment&)> on_retired = {});
 
   // Takes the first segment. Must be called once before anything else.
   Status start();
@@ -42,17 +49,19 @@ class SegmentChain {
 
   // Sync thread: the segments not yet finished, oldest first.
   std::vector<MappedSegment*> unfinished() const;
-  // Sync thread: releases the files of finished segments.
+  // Sync thread: releases the files of finished segments, then hands each to
+  // `on_retired`.
   void retire_finished();
   uint64_t switches() const { return switches_.load(std::memory_order_relaxed); }
 
  private:
   SegmentAllocator& allocator_;
   const std::function<void()> on_switch_;
+  const std::function<void(MappedSegment&)> on_retired_;
   const uint64_t first_id_;
   std::atomic<MappedSegment*> active_{nullptr};
   std::atomic<uint64_t> switches_{0};
-  std::mutex switch_mu_;  // serializes switches; never held by the sync thread
+  boost::fibers::mutex switch_mu_;  // serializes switches; never held by the sync thread
   mutable std::mutex mu_;
   std::deque<std::unique_ptr<MappedSegment>> segments_;  // guarded by mu_
   size_t first_unfinished_ = 0;                          // guarded by mu_

@@ -130,6 +130,11 @@ void SyncThread::execute(SyncPlan plan) {
     segment->seal();
     auto tail = segment->flush();
     if (!tail.ok()) {
+      // A failed flush counts as one for the policy's timing: a disk that
+      // keeps failing (commit_failure_policy ignore) is retried once per
+      // window or period, not in a busy loop.
+      last_flush_started_ = started;
+      last_flush_finished_ = SteadyClock::now();
       handle_failure(tail.status());
       return;
     }
@@ -148,6 +153,9 @@ void SyncThread::execute(SyncPlan plan) {
                                   std::memory_order_relaxed);
   counters_.by_reason[static_cast<size_t>(plan.reason) % 8].fetch_add(1, std::memory_order_relaxed);
   counters_.group_sizes[SyncCounters::group_size_bucket(entries)].fetch_add(1, std::memory_order_relaxed);
+  const auto flush_us = std::chrono::duration_cast<std::chrono::microseconds>(last_flush_duration_).count();
+  counters_.flush_latency_us[SyncCounters::group_size_bucket(static_cast<uint64_t>(flush_us))].fetch_add(
+      1, std::memory_order_relaxed);
   policy_.on_flush(last_flush_duration_, entries);
   waiters_.advance(durable, started);
 }

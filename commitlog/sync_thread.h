@@ -41,6 +41,8 @@ struct SyncCounters {
     return std::min<size_t>(static_cast<size_t>(std::bit_width(mutations)), kGroupSizeBuckets - 1);
   }
   std::atomic<uint64_t> group_sizes[kGroupSizeBuckets]{};
+  // Flushes by duration in µs, in the same log-2 buckets.
+  std::atomic<uint64_t> flush_latency_us[kGroupSizeBuckets]{};
 };
 
 class SyncThread {

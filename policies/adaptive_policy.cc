@@ -11,23 +11,24 @@
 // while the other is in it -- and each sync carries only half of them.
 //
 // The rule, evaluated each time the sync thread wakes with a producer waiting
-// (it wakes on every arrival while it holds a sync back):
-//   S    sync duration (EWMA),  gap  time between arrivals (EWMA, below),
-//   g    producers arrived since the last flush started (the pending group),
-//   G    the group the last flush released,  r  arrivals since it finished (at F),
-//   W    min(latency_cap, S): the most the policy holds a sync back after F;
-//   pending = G - r while now < F + W, else 0 (released, not back yet);
-//   flush now     if pending == 0, or S <= kMinGain * g * gap: waiting d adds
-//                 d/gap producers, and (g + d/gap) / (S + d) > g / S only if
-//                 S / gap > g;
-//   else flush at min(F + W, max(F, last arrival) + kGapFactor * gap).
-// A group never waits longer than W after a sync could have started for it
-// (F, or its first arrival if later), so the cap bounds the delay and is never
-// a floor: a flush starts early as soon as the released producers are back.
-//
-// gap is sampled at every flush the policy starts: the span from the last
-// flush's end to the last arrival, divided by the arrivals since then; or,
-// when all of the group arrived during that flush, the span from its start.
+// (while it holds a sync back, every arrival wakes it):
+//   S        sync duration (moving average);
+//   R        how long after a flush the last producer it released appends
+//            again (moving average, sampled when the next flush ends, so it
+//            counts the stragglers that arrived during that flush);
+//   F        when the last flush finished;  G  the producers it released;
+//   r        arrivals since F;  g  arrivals since the last flush started: the
+//            pending group;  pending = G - r: released, not back yet;
+//   d        max(0, F + R - now): the wait until they are expected back.
+//   Flush now   if pending == 0, or pending * S <= g * d: waiting makes the
+//               group (g + pending) / g times larger and each sync cycle
+//               (S + d) / S times longer, so it pays only if pending/g > d/S.
+//   Otherwise   hold until min(F + min(latency_cap, S), F + kLateFactor * R),
+//               or until the last of them is back (pending reaches 0).
+// A group is never held longer than min(latency_cap, S) after a sync could
+// have started for it (F, or its first arrival if later), so the cap bounds
+// the delay and is never a floor. A lone producer is its own released group:
+// it is never held.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -40,14 +41,14 @@ namespace {
 
 using Nanos = std::chrono::duration<double, std::nano>;
 
-// Weight of a new sample in the moving averages: about the last 4 flushes count.
+// Weight of a new sample in the moving averages: about the last 4 flushes
+// count, so a change of load is followed within a few syncs and one slow
+// fdatasync is smoothed.
 constexpr double kEwmaWeight = 0.25;
-// Hold a sync back only if the linear model promises 25% more than break-even,
-// so measurement noise around the break-even point does not add delay.
-constexpr double kMinGain = 1.25;
-// Arrivals have paused when none came for this many average gaps (for a
-// Poisson stream, the chance of such a pause is e^-4, under 2%).
-constexpr double kGapFactor = 4.0;
+// Released producers not back by kLateFactor * R are late: stop holding. R
+// averages the last return of each flush's group, and the groups differ (the
+// slowest producer is not in every one), so the slowest can take a few R.
+constexpr double kLateFactor = 3.0;
 
 // An exponentially weighted moving average, unknown until its first sample.
 class Average {
@@ -66,7 +67,7 @@ class AdaptivePolicy final : public SyncPolicy {
 
   std::string_view name() const override { return "adaptive"; }
 
-  // Counts the arrival for plan(): two relaxed stores to one cache line.
+  // Records the arrival for plan(): one add and one store, on one cache line.
   ProducerAction after_append(const ProducerView& v) const override {
     arrivals_.count.fetch_add(1, std::memory_order_relaxed);
     arrivals_.last_ns.store(v.now.time_since_epoch().count(), std::memory_order_relaxed);
@@ -79,23 +80,24 @@ class AdaptivePolicy final : public SyncPolicy {
       return {};
     }
     const uint64_t count = arrivals_.count.load(std::memory_order_relaxed);
-    const TimePoint last{Duration(arrivals_.last_ns.load(std::memory_order_relaxed))};
-    const SyncReason reason = holding_ ? SyncReason::kAdaptive : SyncReason::kProducerRequest;
+    const TimePoint last = time(arrivals_.last_ns.load(std::memory_order_relaxed));
     const uint64_t g = count - group_base_;
-    const uint64_t r = count - release_base_;
-    if (!s.has_unflushed || g == 0 || !sync_ns_.known() || !gap_ns_.known()) {
-      return flush_now(s, count, last, reason);
+    uint64_t r = count - release_base_;
+    // An arrival between F and on_flush()'s snapshot was counted before it.
+    if (r == 0 && g > 0 && last > s.last_flush_finished) r = 1;
+    const SyncReason reason = holding_ ? SyncReason::kAdaptive : SyncReason::kProducerRequest;
+    const uint64_t pending = released_ > r ? released_ - r : 0;
+    if (!s.has_unflushed || g == 0 || pending == 0 || !sync_ns_.known() || !return_ns_.known()) {
+      return flush_now(s, count, reason);
     }
     const double sync = sync_ns_.value();
-    const double gap = gap_ns_.value();
-    const TimePoint window_end = s.last_flush_finished + std::min(cap_, std::chrono::ceil<Duration>(Nanos(sync)));
-    const uint64_t pending = s.now < window_end && released_ > r ? released_ - r : 0;
-    if (pending == 0 || sync <= kMinGain * static_cast<double>(g) * gap) {
-      return flush_now(s, count, last, reason);
+    const TimePoint back = s.last_flush_finished + ceil(return_ns_.value());
+    const TimePoint late = s.last_flush_finished + ceil(kLateFactor * return_ns_.value());
+    const double d = std::max(0.0, Nanos(back - s.now).count());
+    const TimePoint at = std::min(s.last_flush_finished + std::min(cap_, ceil(sync)), late);
+    if (static_cast<double>(pending) * sync <= static_cast<double>(g) * d || at <= s.now) {
+      return flush_now(s, count, reason);
     }
-    const TimePoint pause = std::max(s.last_flush_finished, last) + std::chrono::ceil<Duration>(Nanos(kGapFactor * gap));
-    const TimePoint at = std::min(window_end, pause);
-    if (at <= s.now) return flush_now(s, count, last, reason);
     holding_ = true;
     return {SyncPlan::Kind::kFlush, at, SyncReason::kAdaptive};
   }
@@ -104,6 +106,10 @@ class AdaptivePolicy final : public SyncPolicy {
     sync_ns_.add(Nanos(duration).count());
     const uint64_t count = arrivals_.count.load(std::memory_order_relaxed);
     if (started_group_) {
+      // The last producer of the previous release came back by `last`: the
+      // sync thread calls on_flush() before it wakes this flush's waiters.
+      const TimePoint last = time(arrivals_.last_ns.load(std::memory_order_relaxed));
+      if (released_ > 0 && last > release_) return_ns_.add(Nanos(last - release_).count());
       released_ = started_group_size_;
     } else {  // a flush plan() did not start: segment switch, explicit, shutdown
       released_ = count - group_base_;
@@ -114,17 +120,14 @@ class AdaptivePolicy final : public SyncPolicy {
   }
 
  private:
-  // Starts a flush of the pending group: samples gap and opens the next group.
-  SyncPlan flush_now(const SyncState& s, uint64_t count, TimePoint last, SyncReason reason) {
-    const uint64_t g = count - group_base_;
-    const uint64_t r = count - release_base_;
-    if (r > 0 && last > s.last_flush_finished) {
-      gap_ns_.add(Nanos(last - s.last_flush_finished).count() / static_cast<double>(r));
-    } else if (g > 0 && last > s.last_flush_started) {
-      gap_ns_.add(Nanos(last - s.last_flush_started).count() / static_cast<double>(g));
-    }
+  static Duration ceil(double nanos) { return std::chrono::ceil<Duration>(Nanos(nanos)); }
+  static TimePoint time(int64_t ns) { return TimePoint(Duration(ns)); }
+
+  // Starts a flush of the pending group and opens the next one.
+  SyncPlan flush_now(const SyncState& s, uint64_t count, SyncReason reason) {
     started_group_ = true;
-    started_group_size_ = g;
+    started_group_size_ = count - group_base_;
+    release_ = s.last_flush_finished;
     group_base_ = count;
     holding_ = false;
     return {SyncPlan::Kind::kFlush, s.now, reason};
@@ -140,12 +143,13 @@ class AdaptivePolicy final : public SyncPolicy {
   const Duration cap_;
   // Sync-thread state.
   Average sync_ns_;                  // S
-  Average gap_ns_;                   // gap
+  Average return_ns_;                // R
   uint64_t group_base_ = 0;          // arrivals when the pending group opened
   uint64_t release_base_ = 0;        // arrivals when the last flush finished
   uint64_t released_ = 0;            // G
   uint64_t started_group_size_ = 0;  // g of the flush plan() started last
-  bool started_group_ = false;       // the running or next flush is one plan() started
+  TimePoint release_{};              // F when plan() started the running flush
+  bool started_group_ = false;       // the running flush is one plan() started
   bool holding_ = false;             // plan() is holding a sync back
 };
 

@@ -1,5 +1,6 @@
 #include "segment/mapped_segment.h"
 
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cstring>
@@ -165,11 +166,25 @@ void MappedSegment::wait_for_published(uint64_t end) {
       continue;
     }
     spins = 0;
+    note_table(load_u32(base_ + at + format::kEntryTableOffset), at);
     at += format::align_up(length);
     ++sealed_entries_;
   }
   assert(at == end);
   published_ = at;
+}
+
+void MappedSegment::note_table(uint32_t table, uint64_t offset) {
+  // Runs of one table are the common case; a new table costs one insertion.
+  if (last_table_ < tables_.size() && tables_[last_table_].table == table) {
+    tables_[last_table_].last_offset = offset;
+    return;
+  }
+  auto it = std::lower_bound(tables_.begin(), tables_.end(), table,
+                             [](const TableExtent& e, uint32_t t) { return e.table < t; });
+  if (it == tables_.end() || it->table != table) it = tables_.insert(it, TableExtent{table, offset});
+  it->last_offset = offset;
+  last_table_ = static_cast<size_t>(it - tables_.begin());
 }
 
 void MappedSegment::write_marker(uint64_t at, uint64_t next) {

@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "segment/buffer_pool.h"
 #include "segment/file_system.h"
@@ -33,6 +34,12 @@ struct SegmentFileInfo {
   uint64_t capacity = 0;  // bytes; the file's preallocated size
   uint16_t flags = 0;
   uint64_t previous_id = 0;  // see format::kHeaderPreviousIdOffset
+};
+
+// One table of a segment: the offset of its last entry there.
+struct TableExtent {
+  uint32_t table = 0;
+  uint64_t last_offset = 0;
 };
 
 std::string segment_file_name(uint64_t id);
@@ -96,11 +103,16 @@ class MappedSegment {
   bool has_unflushed() const;
   // Entries sealed since the last call (seal() counts them as it waits for them).
   uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
+  // The tables of the entries sealed so far, sorted by id; complete once
+  // finished(). seal() learns them while it waits for entries to be
+  // published, so producers pay nothing for them.
+  const std::vector<TableExtent>& tables() const { return tables_; }
 
  private:
   MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path, SegmentFileInfo info);
   void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
+  void note_table(uint32_t table, uint64_t offset);
 
   std::unique_ptr<SegmentStorage> storage_;
   const std::string path_;
@@ -114,6 +126,8 @@ class MappedSegment {
   bool dirty_ = false;                 // sealed bytes not flushed yet
   bool end_marker_written_ = false;
   uint64_t sealed_entries_ = 0;
+  std::vector<TableExtent> tables_;  // sorted by table
+  size_t last_table_ = 0;            // index in tables_ of the table noted last
   uint64_t image_bytes_persisted_ = 0, file_bytes_written_ = 0;  // kept after release_file()
   bool finished_ = false;
 };

@@ -123,18 +123,17 @@ SegmentItem SegmentReader::enter_section(uint64_t at) {
     return SegmentEnd{EndKind::kEndOfData, at, count_unsealed(at + format::kMarkerSize), sections_};
   }
   // Kudu's rule: damage followed by valid sealed data is corruption; damage
-  // with nothing valid after it is a torn tail. An end-of-segment marker does
-  // not count: the seal that writes it also writes the marker before it, and a
-  // power loss may keep either without the other.
+  // with nothing valid after it is a torn tail.
   const uint64_t found = find_marker_after(at + format::kAlignment);
-  uint64_t found_next = 0;
-  if (found == UINT64_MAX ||
-      (valid_marker_at(found, &found_next) && found_next == format::kEndOfSegment)) {
-    return SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
-  }
+  if (found == UINT64_MAX) return SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
   ended_ = false;
   marker_ = found;
-  return SegmentDamage{at, found - at, DamageKind::kBadMarker};
+  // The seal that writes the end-of-segment marker also writes the marker
+  // before it; a power loss may keep either without the other.
+  uint64_t found_next = 0;
+  const bool only_end_marker_after =
+      valid_marker_at(found, &found_next) && found_next == format::kEndOfSegment;
+  return SegmentDamage{at, found - at, DamageKind::kBadMarker, only_end_marker_after};
 }
 
 SegmentItem SegmentReader::next() {
@@ -159,22 +158,17 @@ SegmentItem SegmentReader::next() {
     }
     const uint64_t at = cursor_;
     const std::byte* e = bytes_.data() + at;
-    // Kudu's rule for entries too: damage in the last section, with no valid
-    // marker after it but the end-of-segment one, is a torn tail. A seal writes
-    // the section's marker while its entries may still be unsynced, and a
-    // power loss may keep the marker's page without an entry's; no entry of
-    // such a section was acknowledged. The replayer decides if a tail may be torn.
+    // Damage in the last section (no valid marker after it but the
+    // end-of-segment one) may be a torn tail: a seal writes the section's
+    // marker while its entries are not yet synced, and a power loss may keep
+    // the marker's page without an entry's. The replayer decides.
     auto damaged = [&](SegmentDamage damage) -> SegmentItem {
       uint64_t next = 0;
-      const bool last_section =
+      damage.in_last_section =
           valid_marker_at(section_end_, &next)
               ? next == format::kEndOfSegment
               : find_marker_after(section_end_ + format::kAlignment) == UINT64_MAX;
-      if (!last_section) return damage;
-      in_section_ = false;
-      ended_ = true;
-      end_ = SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
-      return end_;
+      return damage;
     };
     if (at + format::kEntryHeaderSize > section_end_) {
       cursor_ = section_end_;

@@ -68,6 +68,11 @@ struct SegmentDamage {
   uint64_t offset = 0;         // where the damage starts
   uint64_t skipped_bytes = 0;  // bytes passed over to resume
   DamageKind kind = DamageKind::kBadMarker;
+  // Nothing valid follows the damage in this file but, at most, the
+  // end-of-segment marker the same seal wrote: a power loss during the last
+  // seal's flush may leave this (the marker's page written, an entry's not),
+  // so in the newest segment of a run it is a torn tail, not corruption.
+  bool in_last_section = false;
 };
 
 enum class EndKind {

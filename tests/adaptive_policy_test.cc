@@ -219,7 +219,8 @@ TEST_CASE("adaptive: a hold never exceeds the cap, the sync time, or the oldest 
                              Duration(milliseconds(20))}) {
     for (const Duration sync : {Duration(microseconds(500)), Duration(milliseconds(4))}) {
       for (const size_t producers : {2, 8, 64}) {
-        for (const Duration stagger : {Duration(microseconds(1)), Duration(microseconds(40))}) {
+        for (const Duration stagger : {Duration(microseconds(1)), Duration(microseconds(40)),
+                                       Duration(microseconds(200))}) {
           CAPTURE(cap.count());
           CAPTURE(sync.count());
           CAPTURE(producers);
@@ -252,54 +253,146 @@ TEST_CASE("adaptive: when the rate drops, syncs start at once again") {
   loop.run(slow_from);
   REQUIRE_FALSE(loop.holds.empty());  // it held syncs back while the rate was high
   const size_t fast_flushes = loop.flushes.size();
-  loop.holds.clear();
   loop.run(at_us(400'000));
   REQUIRE(loop.flushes.size() > fast_flushes + 10);
-  CHECK(loop.holds.empty());
+  // Only the producers released before 200ms still came back fast.
+  for (const auto& h : loop.holds) CHECK(h.last_flush_finished < slow_from);
   for (size_t i = fast_flushes + 1; i < loop.flushes.size(); ++i) {
     CHECK(loop.flushes[i].held == Duration::zero());
     CHECK(loop.flushes[i].group == 1);
   }
 }
 
-TEST_CASE("adaptive: scripted states -- hold for the released producers, flush when they are back") {
-  const Duration cap = milliseconds(2);
+// Scripted states for four producers that append again 10, 20, 30 and 40us
+// after each 4ms flush releases them. Returns the policy after two flushes,
+// with s describing the second: F = 8070us, R = 40us.
+std::unique_ptr<SyncPolicy> four_producers(SyncState& s, Duration cap) {
   auto policy = make_adaptive(cap);
-  SyncState s;
   s.sync_requested = true;
   s.has_unsealed = s.has_unflushed = true;
-  auto flush_at = [&](TimePoint now) {
-    s.now = now;
-    s.waiting_producers = 1;
-    return policy->plan(s);
-  };
-  // Round 1: four producers at 0..30us; no measurements yet: flush at once.
+  s.waiting_producers = 1;
   for (int i = 0; i < 4; ++i) policy->after_append({at_us(i * 10), at_us(0)});
-  SyncPlan p = flush_at(at_us(30));
-  CHECK(p.at <= s.now);
-  CHECK(p.reason == SyncReason::kProducerRequest);
-  // The 4ms flush [30us, 4030us] releases them; four more arrived during it,
-  // 10us apart right after it started (gap = 40us / 4 = 10us).
-  for (int i = 1; i <= 4; ++i) policy->after_append({at_us(30 + i * 10), at_us(0)});
+  s.now = at_us(30);
+  REQUIRE(policy->plan(s).at <= s.now);  // no measurements yet: at once
   s.last_flush_started = at_us(30);
   s.last_flush_finished = at_us(4030);
   policy->on_flush(milliseconds(4), 4);
-  // Those four are waiting and the four just released are expected back
-  // within ~40us: hold the sync back, bounded by F + cap.
-  p = flush_at(at_us(4030));
+  for (int i = 1; i <= 4; ++i) policy->after_append({at_us(4030 + i * 10), at_us(30)});
+  s.now = at_us(4070);
+  REQUIRE(policy->plan(s).at <= s.now);  // all four back: nobody pending
+  s.last_flush_started = at_us(4070);
+  s.last_flush_finished = at_us(8070);
+  policy->on_flush(milliseconds(4), 4);  // their return took R = 40us
+  return policy;
+}
+
+TEST_CASE("adaptive: scripted states -- hold for the released producers, flush when they are back") {
+  const Duration cap = milliseconds(2);
+  SyncState s;
+  auto policy = four_producers(s, cap);
+  // The first is back: the other three are expected within 40us of F.
+  policy->after_append({at_us(8080), at_us(4070)});
+  s.now = at_us(8080);
+  SyncPlan p = policy->plan(s);
   CHECK(p.kind == SyncPlan::Kind::kFlush);
   CHECK(p.at > s.now);
   CHECK(p.at <= s.last_flush_finished + cap);
   CHECK(p.reason == SyncReason::kAdaptive);
-  // Three of them are back: still holding.
-  for (int i = 1; i <= 3; ++i) policy->after_append({at_us(4030 + i * 10), at_us(30)});
-  p = flush_at(at_us(4060));
-  CHECK(p.at > s.now);
+  // Two more: still holding.
+  policy->after_append({at_us(8090), at_us(4070)});
+  policy->after_append({at_us(8100), at_us(4070)});
+  s.now = at_us(8100);
+  CHECK(policy->plan(s).at > s.now);
   // The fourth: nobody more is expected: flush now, as the policy's decision.
-  policy->after_append({at_us(4070), at_us(30)});
-  p = flush_at(at_us(4070));
+  policy->after_append({at_us(8110), at_us(4070)});
+  s.now = at_us(8110);
+  p = policy->plan(s);
   CHECK(p.at <= s.now);
   CHECK(p.reason == SyncReason::kAdaptive);
+}
+
+TEST_CASE("adaptive: scripted states -- a hold ends when the released are late") {
+  SyncState s;
+  auto policy = four_producers(s, milliseconds(2));
+  // Only one of the four comes back.
+  policy->after_append({at_us(8080), at_us(4070)});
+  s.now = at_us(8080);
+  SyncPlan p = policy->plan(s);
+  REQUIRE(p.at > s.now);
+  // Late after 3 * R = 120us: well before F + cap (10070us).
+  CHECK(p.at <= at_us(8070 + 120 + 1));
+  s.now = at_us(8200);
+  p = policy->plan(s);
+  CHECK(p.at <= s.now);
+  CHECK(p.reason == SyncReason::kAdaptive);
+}
+
+TEST_CASE("adaptive: scripted states -- a flush the policy did not start also releases a group") {
+  SyncState s;
+  auto policy = four_producers(s, milliseconds(2));
+  // Three of the four are back while the policy holds; then a segment
+  // switch flushes them without asking plan().
+  for (int i = 1; i <= 3; ++i) policy->after_append({at_us(8070 + i * 10), at_us(4070)});
+  s.now = at_us(8100);
+  REQUIRE(policy->plan(s).at > s.now);
+  s.last_flush_started = at_us(8100);
+  s.last_flush_finished = at_us(12100);
+  policy->on_flush(milliseconds(4), 3);
+  // The switch flush released three; the first back waits for the others.
+  policy->after_append({at_us(12110), at_us(8100)});
+  s.now = at_us(12110);
+  const SyncPlan p = policy->plan(s);
+  CHECK(p.at > s.now);
+  CHECK(p.reason == SyncReason::kAdaptive);
+}
+
+TEST_CASE("adaptive: scripted states -- no hold when the wait costs more than the group gains") {
+  for (const size_t waiting : {size_t{10}, size_t{1}}) {
+    CAPTURE(waiting);
+    auto policy = make_adaptive(milliseconds(2));
+    SyncState s;
+    s.sync_requested = true;
+    s.has_unsealed = s.has_unflushed = true;
+    s.waiting_producers = 1;
+    auto flush = [&](TimePoint start) {
+      s.last_flush_started = start;
+      s.last_flush_finished = start + milliseconds(4);
+      policy->on_flush(milliseconds(4), 2);
+    };
+    policy->after_append({at_us(0), at_us(0)});
+    policy->after_append({at_us(10), at_us(0)});
+    s.now = at_us(10);
+    REQUIRE(policy->plan(s).at <= s.now);
+    flush(s.now);
+    // Two producers, back 1ms and 2ms after each 4ms flush: R -> ~2ms.
+    for (int round = 0; round < 12; ++round) {
+      const TimePoint f = s.last_flush_finished;
+      policy->after_append({f + milliseconds(1), at_us(0)});
+      policy->after_append({f + milliseconds(2), at_us(0)});
+      s.now = f + milliseconds(2);
+      REQUIRE(policy->plan(s).at <= s.now);  // both back: nobody pending
+      if (round == 11) {
+        // `waiting` producers arrive during this flush.
+        for (size_t i = 0; i < waiting; ++i) {
+          policy->after_append({s.now + microseconds(100 + 10 * static_cast<int64_t>(i)), at_us(0)});
+        }
+      }
+      flush(s.now);
+    }
+    // The two producers the last flush released are expected back about
+    // R = 2.1ms after it: waiting for them makes the sync cycle ~1.5 times
+    // longer. That pays for one waiter (the group triples), not for ten
+    // (x1.2): pending * S = 8ms against g * d = 2.1ms or 21ms.
+    s.now = s.last_flush_finished;
+    const SyncPlan p = policy->plan(s);
+    if (waiting == 10) {
+      CHECK(p.at <= s.now);
+      CHECK(p.reason == SyncReason::kProducerRequest);
+    } else {
+      CHECK(p.at > s.now);
+      CHECK(p.at <= s.now + milliseconds(2));
+    }
+  }
 }
 
 TEST_CASE("adaptive: scripted states -- a lone producer after a quiet spell is synced at once") {
@@ -322,6 +415,31 @@ TEST_CASE("adaptive: scripted states -- a lone producer after a quiet spell is s
   // Then one producer, 50ms after the last flush: flush at once.
   policy->after_append({s.last_flush_finished + milliseconds(50), at_us(0)});
   s.now = s.last_flush_finished + milliseconds(50);
+  const SyncPlan p = policy->plan(s);
+  CHECK(p.at <= s.now);
+  CHECK(p.reason == SyncReason::kProducerRequest);
+}
+
+TEST_CASE("adaptive: scripted states -- a lone producer back before on_flush() is still synced at once") {
+  auto policy = make_adaptive();
+  SyncState s;
+  s.sync_requested = true;
+  s.has_unsealed = s.has_unflushed = true;
+  s.waiting_producers = 1;
+  // One producer, back 10us after each 4ms flush releases it: gap = 10us.
+  int64_t t = 0;
+  for (int round = 0; round < 6; ++round) {
+    const bool races = round == 5;  // comes back before the sync thread calls on_flush()
+    policy->after_append({at_us(t), at_us(0)});
+    s.now = at_us(t);
+    CHECK(policy->plan(s).at <= s.now);
+    s.last_flush_started = at_us(t);
+    s.last_flush_finished = at_us(t + 4000);
+    t += 4010;
+    if (races) policy->after_append({at_us(t), at_us(0)});
+    policy->on_flush(milliseconds(4), 1);
+  }
+  s.now = at_us(t);
   const SyncPlan p = policy->plan(s);
   CHECK(p.at <= s.now);
   CHECK(p.reason == SyncReason::kProducerRequest);

@@ -1,5 +1,6 @@
 // `commitlog bench` runs end to end and its CSV has the promised columns.
 // Only the shape of the output is checked: speed is reported, never asserted.
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -7,8 +8,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 namespace {
 
@@ -21,7 +20,8 @@ struct Run {
 
 Run run_cli(const std::string& args) {
   Run run;
-  std::FILE* pipe = ::popen((std::string(COMMITLOG_CLI) + " " + args + " 2>/dev/null").c_str(), "r");
+  std::FILE* pipe =
+      ::popen((std::string(COMMITLOG_CLI) + " " + args + " 2>/dev/null").c_str(), "r");
   REQUIRE(pipe != nullptr);
   char buffer[4096];
   for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) run.out.append(buffer, n);
@@ -46,9 +46,10 @@ TEST_CASE("bench: one tiny point per engine prints parseable CSV") {
   std::string header;
   REQUIRE(std::getline(lines, header));
   const std::vector<std::string> columns = split(header);
-  for (const char* c : {"engine", "policy", "threads", "fibers", "size_bytes", "ops_per_s", "mb_per_s",
-                        "p50_us", "p95_us", "p99_us", "p999_us", "user_us_per_op", "sys_us_per_op",
-                        "ctxsw_per_op", "fsyncs_per_op", "ops_per_fsync", "rss_mib", "x_raw"}) {
+  for (const char* c :
+       {"engine", "policy", "threads", "fibers", "size_bytes", "ops_per_s", "mb_per_s", "p50_us",
+        "p95_us", "p99_us", "p999_us", "user_us_per_op", "sys_us_per_op", "ctxsw_per_op",
+        "fsyncs_per_op", "ops_per_fsync", "rss_mib", "x_raw"}) {
     CHECK_MESSAGE(std::find(columns.begin(), columns.end(), c) != columns.end(), c);
   }
   std::vector<std::string> engines;
@@ -56,7 +57,8 @@ TEST_CASE("bench: one tiny point per engine prints parseable CSV") {
     const std::vector<std::string> fields = split(line + ",");  // a trailing empty field
     REQUIRE(fields.size() >= columns.size());
     engines.push_back(fields[0]);
-    const size_t ops = static_cast<size_t>(std::find(columns.begin(), columns.end(), "ops") - columns.begin());
+    const size_t ops =
+        static_cast<size_t>(std::find(columns.begin(), columns.end(), "ops") - columns.begin());
     CHECK(std::stod(fields.at(ops)) > 0);
   }
   CHECK(engines == std::vector<std::string>{"commitlog", "raw"});

@@ -14,7 +14,8 @@ namespace {
 // "1.5MiB" -> {1.5, "mib"}; false if there is no leading number.
 bool split_number(std::string_view text, double& number, std::string& unit) {
   size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+    ++i;
   if (i == 0) return false;
   const std::string digits(text.substr(0, i));
   char* end = nullptr;
@@ -49,7 +50,8 @@ Result<uint64_t> parse_bench_size(std::string_view text) {
     if (unit == "m" || unit == "mb" || unit == "mib") scale = 1024.0 * 1024;
     if (unit == "g" || unit == "gb" || unit == "gib") scale = 1024.0 * 1024 * 1024;
     const double bytes = std::round(n * scale);
-    if (scale > 0 && bytes >= 1 && bytes <= 256.0 * 1024 * 1024) return static_cast<uint64_t>(bytes);
+    if (scale > 0 && bytes >= 1 && bytes <= 256.0 * 1024 * 1024)
+      return static_cast<uint64_t>(bytes);
   }
   return Status::invalid_argument("size '" + std::string(text) +
                                   "' is not a size from 1 B to 256 MiB (e.g. 100, 4KiB, 1MiB)");
@@ -66,7 +68,8 @@ Result<Duration> parse_bench_duration(std::string_view text) {
     if (unit == "ns") seconds_per_unit = 1e-9;
     if (unit == "m" || unit == "min") seconds_per_unit = 60;
     if (seconds_per_unit > 0 && n * seconds_per_unit <= 86400) {
-      return std::chrono::duration_cast<Duration>(std::chrono::duration<double>(n * seconds_per_unit));
+      return std::chrono::duration_cast<Duration>(
+          std::chrono::duration<double>(n * seconds_per_unit));
     }
   }
   return Status::invalid_argument("duration '" + std::string(text) +
@@ -119,8 +122,8 @@ Result<EngineSpec> parse_policy(std::string_view text, const PolicySettings& bas
     spec.window = *window;
     spec.window_text = std::string(text.substr(colon + 1));
   } else if (spec.policy == "group") {
-    spec.window = base.group_window > Duration::zero() ? base.group_window
-                                                       : std::chrono::milliseconds(10);
+    spec.window =
+        base.group_window > Duration::zero() ? base.group_window : std::chrono::milliseconds(10);
     spec.window_text = config_values::format_duration(spec.window);
   }
   return spec;

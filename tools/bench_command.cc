@@ -6,6 +6,7 @@
 // Points are every size x producer shape x engine variant, in that nesting,
 // so the engines of one shape run back to back on the same machine state.
 // Each point gets a fresh directory, deleted afterwards.
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-
-#include <fmt/core.h>
 
 #include "commitlog/config.h"
 #include "commitlog/config_values.h"
@@ -40,6 +39,7 @@ struct BenchArgs {
   std::string fiber_stack = "16KiB";
   std::string dir, config, out, plot;
   BenchFormat format = BenchFormat::kTable;
+  int repeat = 1;
   bool quick = false;
 };
 
@@ -54,8 +54,10 @@ void apply_quick_preset(const CLI::App& cmd, BenchArgs& a) {
 }
 
 std::string config_policy(const Options& o) {
-  if (o.sync_policy == "group") return "group:" + config_values::format_duration(o.policy.group_window);
-  if (o.sync_policy == "periodic") return "periodic:" + config_values::format_duration(o.policy.sync_period);
+  if (o.sync_policy == "group")
+    return "group:" + config_values::format_duration(o.policy.group_window);
+  if (o.sync_policy == "periodic")
+    return "periodic:" + config_values::format_duration(o.policy.sync_period);
   return o.sync_policy;
 }
 
@@ -72,8 +74,9 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
   for (const std::string& engine : a.engines) {
     if (!engine_available(engine)) {
       if (engine != "rocksdb") return Status::invalid_argument("unknown engine '" + engine + "'");
-      fmt::print(stderr, "commitlog bench: the rocksdb engine is absent from this build "
-                         "(librocksdb-dev was not found at configure time); skipping it\n");
+      fmt::print(stderr,
+                 "commitlog bench: the rocksdb engine is absent from this build "
+                 "(librocksdb-dev was not found at configure time); skipping it\n");
       continue;
     }
     if (engine != "commitlog") {
@@ -119,8 +122,9 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
     }
   }
   if (skipped_rocksdb) {
-    fmt::print(stderr, "commitlog bench: rocksdb runs with thread producers only: a Put blocks its "
-                       "thread, so fibers on it would only queue behind one another\n");
+    fmt::print(stderr,
+               "commitlog bench: rocksdb runs with thread producers only: a Put blocks its "
+               "thread, so fibers on it would only queue behind one another\n");
   }
   return points;
 }
@@ -140,12 +144,12 @@ Result<std::string> make_root(const std::string& dir, bool& owned) {
 }
 
 std::string describe(const PointResult& r) {
-  return fmt::format("{:.0f} ops/s, {:.2f} MB/s, p50 {:.0f} µs, p99 {:.0f} µs, {:.3f} fsyncs/op, "
-                     "{:.3f} ctxsw/op", r.ops_per_second(), r.mb_per_second(),
-                     static_cast<double>(r.latency.quantile(0.5)) / 1e3,
-                     static_cast<double>(r.latency.quantile(0.99)) / 1e3,
-                     r.per_op(static_cast<double>(r.syncs)),
-                     r.per_op(static_cast<double>(r.usage.context_switches())));
+  return fmt::format(
+      "{:.0f} ops/s, {:.2f} MB/s, p50 {:.0f} µs, p99 {:.0f} µs, {:.3f} fsyncs/op, "
+      "{:.3f} ctxsw/op",
+      r.ops_per_second(), r.mb_per_second(), static_cast<double>(r.latency.quantile(0.5)) / 1e3,
+      static_cast<double>(r.latency.quantile(0.99)) / 1e3, r.per_op(static_cast<double>(r.syncs)),
+      r.per_op(static_cast<double>(r.usage.context_switches())));
 }
 
 int run_bench(const CLI::App& cmd, BenchArgs& args) {
@@ -162,43 +166,61 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
     fmt::print(stderr, "commitlog bench: {}\n", root.status().to_string());
     return kExitUsage;
   }
-  std::vector<PointResult> results;
+  // Round r runs every point once; each point's row is its median-ops/s run.
+  std::vector<std::vector<PointResult>> runs(points->size());
   int failed = 0;
-  for (size_t i = 0; i < points->size(); ++i) {
-    const PointSpec& spec = (*points)[i];
-    const std::string dir = fmt::format("{}/point-{}", *root, i);
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    const std::string name = fmt::format("[{}/{}] {}, {} x {}, {}", i + 1, points->size(),
-                                         spec.engine.label(), spec.threads, spec.fibers,
-                                         format_bytes(spec.size));
-    auto result = run_point(spec, {dir, spec.size, spec.fibers, base});
-    fs::remove_all(dir, ec);
-    if (!result.ok()) {
-      fmt::print(stderr, "{}: {}\n", name, result.status().to_string());
-      ++failed;
-      continue;
+  for (int round = 0; round < args.repeat; ++round) {
+    for (size_t i = 0; i < points->size(); ++i) {
+      const PointSpec& spec = (*points)[i];
+      const std::string dir = fmt::format("{}/point-{}", *root, i);
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      fs::create_directories(dir, ec);
+      const std::string name = fmt::format(
+          "[{}{}/{}] {}, {} x {}, {}", args.repeat > 1 ? fmt::format("{}:", round + 1) : "", i + 1,
+          points->size(), spec.engine.label(), spec.threads, spec.fibers, format_bytes(spec.size));
+      auto result = run_point(spec, {dir, spec.size, spec.fibers, base});
+      fs::remove_all(dir, ec);
+      if (!result.ok()) {
+        fmt::print(stderr, "{}: {}\n", name, result.status().to_string());
+        ++failed;
+        continue;
+      }
+      fmt::print(stderr, "{}: {}\n", name, describe(*result));
+      runs[i].push_back(std::move(result).value());
     }
-    fmt::print(stderr, "{}: {}\n", name, describe(*result));
-    results.push_back(std::move(result).value());
+  }
+  std::vector<PointResult> results;
+  for (std::vector<PointResult>& point_runs : runs) {
+    if (point_runs.empty()) continue;
+    std::sort(point_runs.begin(), point_runs.end(), [](const PointResult& a, const PointResult& b) {
+      return a.ops_per_second() < b.ops_per_second();
+    });
+    results.push_back(std::move(point_runs[point_runs.size() / 2]));
   }
   if (owned) {
     std::error_code ec;
     fs::remove_all(*root, ec);
   }
 
-  std::string report;
-  if (args.format == BenchFormat::kTable) {
-    report = fmt::format("{} points of {} after {} of warm-up each, on {} CPUs\n\n", results.size(),
-                         args.duration, args.warmup, ::sysconf(_SC_NPROCESSORS_ONLN));
-  }
-  report += format_results(results, args.format);
+  const std::string table = fmt::format(
+      "{} points of {} after {} of warm-up each{}, on {} CPUs\n\n{}", results.size(), args.duration,
+      args.warmup, args.repeat > 1 ? fmt::format(", median of {} runs by ops/s", args.repeat) : "",
+      ::sysconf(_SC_NPROCESSORS_ONLN), format_results(results, BenchFormat::kTable));
+  const std::string report =
+      args.format == BenchFormat::kTable ? table : format_results(results, args.format);
   if (args.out.empty()) {
     fmt::print("{}", report);
   } else {
-    std::ofstream(args.out) << report;
+    // The file gets --format; a CSV or JSON file leaves the table on stdout.
+    std::ofstream out(args.out);
+    out << report;
+    if (!out.flush()) {
+      fmt::print(stderr, "commitlog bench: cannot write {}\n", args.out);
+      return kExitUsage;
+    }
     fmt::print(stderr, "commitlog bench: wrote {}\n", args.out);
+    if (args.format != BenchFormat::kTable) fmt::print("{}", table);
   }
   if (!args.plot.empty()) {
     auto files = write_plots(results, args.plot);
@@ -219,35 +241,53 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
 void add_bench_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<BenchArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "measure durable append throughput, latency and CPU per op by policy and producers, "
-               "next to raw fdatasync group commit and RocksDB (exit 1 if a point failed)");
+      "bench",
+      "measure durable append throughput, latency and CPU per op by policy and producers, "
+      "next to raw fdatasync group commit and RocksDB (exit 1 if a point failed)");
   cmd->add_option("--policies", args->policies, "sync policies, e.g. batch,group:10ms,periodic")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--engines", args->engines, "engines: commitlog,raw,rocksdb")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--producers", args->producers,
                   "producer threads, e.g. 1,2,4; TxF is T threads of F fibers each, e.g. 2x500")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--fibers", args->fibers, "fibers per thread (1: the thread appends itself)")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--sizes", args->sizes, "payload sizes, e.g. 100,4KiB,1MiB")
-      ->delimiter(',')->capture_default_str();
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--duration", args->duration, "measured time per point")->capture_default_str();
-  cmd->add_option("--warmup", args->warmup, "warm-up per point, not measured")->capture_default_str();
-  cmd->add_option("--fiber-stack", args->fiber_stack, "stack size of each fiber")->capture_default_str();
-  cmd->add_option("--dir", args->dir, "where the points' directories go (default: a new one under /tmp, removed)");
-  cmd->add_option("--config", args->config, "a commitlog.yaml giving the log's options (and policy)")
+  cmd->add_option("--warmup", args->warmup, "warm-up per point, not measured")
+      ->capture_default_str();
+  cmd->add_option("--repeat", args->repeat,
+                  "runs of every point (in rounds); each row is the median by ops/s")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->add_option("--fiber-stack", args->fiber_stack, "stack size of each fiber")
+      ->capture_default_str();
+  cmd->add_option("--dir", args->dir,
+                  "where the points' directories go (default: a new one under /tmp, removed)");
+  cmd->add_option("--config", args->config,
+                  "a commitlog.yaml giving the log's options (and policy)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--format", args->format, "table, csv or json")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, BenchFormat>{{"table", BenchFormat::kTable},
-                                             {"csv", BenchFormat::kCsv},
-                                             {"json", BenchFormat::kJson}},
-          CLI::ignore_case));
-  cmd->add_option("--out", args->out, "write the report here instead of stdout");
-  cmd->add_option("--plot", args->plot, "X.png or X.svg: writes X-ops and X-p99 plots with gnuplot");
-  cmd->add_flag("--quick", args->quick,
-                "under a minute: batch,group:2ms at 1,4,16,64 threads and 2x500 fibers, 100 B, 1 s");
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, BenchFormat>{{"table", BenchFormat::kTable},
+                                                                     {"csv", BenchFormat::kCsv},
+                                                                     {"json", BenchFormat::kJson}},
+                                  CLI::ignore_case));
+  cmd->add_option(
+      "--out", args->out,
+      "write the report (in --format) here; stdout then gets the table if the file does not");
+  cmd->add_option("--plot", args->plot,
+                  "X.png or X.svg: writes X-ops and X-p99 plots with gnuplot");
+  cmd->add_flag(
+      "--quick", args->quick,
+      "under a minute: batch,group:2ms at 1,4,16,64 threads and 2x500 fibers, 100 B, 1 s");
   cmd->callback([cmd, args, &exit_code] { exit_code = run_bench(*cmd, *args); });
 }
 

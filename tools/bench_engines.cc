@@ -54,7 +54,8 @@ Result<std::unique_ptr<BenchEngine>> open_engine(const EngineSpec& spec, const E
   if (spec.engine == "commitlog") return open_commitlog_engine(spec, setup);
   if (spec.engine == "raw") return open_raw_engine(setup);
   if (spec.engine == "rocksdb") return open_rocksdb_engine(setup);
-  return Status::invalid_argument("unknown engine '" + spec.engine + "' (known: commitlog, raw, rocksdb)");
+  return Status::invalid_argument("unknown engine '" + spec.engine +
+                                  "' (known: commitlog, raw, rocksdb)");
 }
 
 Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spec,

@@ -37,10 +37,10 @@ struct EngineSpec {
 };
 
 struct EngineSetup {
-  std::string directory;    // fresh and empty; the engine's files go here
+  std::string directory;     // fresh and empty; the engine's files go here
   uint64_t record_size = 0;  // payload bytes of every append
   int fibers = 1;            // producers per thread; 1: the threads append themselves
-  Options base;             // commitlog: defaults or the --config file's
+  Options base;              // commitlog: defaults or the --config file's
 };
 
 class BenchEngine {

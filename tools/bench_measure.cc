@@ -76,8 +76,7 @@ ProcessUsage process_usage() {
 }
 
 ProcessUsage operator-(const ProcessUsage& a, const ProcessUsage& b) {
-  return {a.user_us - b.user_us, a.sys_us - b.sys_us,
-          a.voluntary_switches - b.voluntary_switches,
+  return {a.user_us - b.user_us, a.sys_us - b.sys_us, a.voluntary_switches - b.voluntary_switches,
           a.involuntary_switches - b.involuntary_switches};
 }
 

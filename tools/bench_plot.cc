@@ -1,12 +1,13 @@
 // Plots of `commitlog bench` results through gnuplot: ops/s and p99 latency
 // against producers (log-log), one line per engine variant, thread and fiber
 // producers drawn as separate lines.
+#include <fmt/core.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
-
-#include <fmt/core.h>
 
 #include "tools/bench_report.h"
 
@@ -38,11 +39,17 @@ std::string quoted(const std::string& s) {
 
 std::string script(const Series& series, const std::string& terminal, const std::string& file,
                    const std::string& title, const std::string& ylabel) {
-  std::string s = fmt::format("set terminal {} size 960,600\nset output {}\n", terminal, quoted(file));
+  std::string s =
+      fmt::format("set terminal {} size 960,600\nset output {}\n", terminal, quoted(file));
   s += fmt::format("set title {}\nset xlabel \"producers (threads, or fibers on their threads)\"\n",
                    quoted(title));
   s += fmt::format("set ylabel {}\nset logscale xy\nset grid\nset key below\n", quoted(ylabel));
-  s += "set offsets graph 0.04, graph 0.04, graph 0.04, graph 0.04\n";
+  s += "set format x \"%.0s%c\"\nset format y \"%.0s%c\"\n";  // 1k, 10k, 1M
+  int low = 1 << 30, high = 1;
+  for (const auto& [name, points] : series) {
+    for (const auto& [x, y] : points) low = std::min(low, x), high = std::max(high, x);
+  }
+  s += fmt::format("set xrange [{}:{}]\n", low / 1.4, high * 1.4);
   int i = 0;
   for (const auto& [name, points] : series) {
     s += fmt::format("$s{} << EOD\n", i++);
@@ -52,7 +59,8 @@ std::string script(const Series& series, const std::string& terminal, const std:
   s += "plot ";
   i = 0;
   for (const auto& [name, points] : series) {
-    s += fmt::format("{}$s{} using 1:2 with linespoints lw 2 title {}", i == 0 ? "" : ", ", i, quoted(name));
+    s += fmt::format("{}$s{} using 1:2 with linespoints lw 2 title {}", i == 0 ? "" : ", ", i,
+                     quoted(name));
     ++i;
   }
   return s + "\n";
@@ -63,7 +71,8 @@ Status run_gnuplot(const std::string& text) {
   if (pipe == nullptr) return Status::io_error("cannot run gnuplot");
   std::fwrite(text.data(), 1, text.size(), pipe);
   const int rc = ::pclose(pipe);
-  if (rc != 0) return Status::io_error(fmt::format("gnuplot failed (status {}); is gnuplot installed?", rc));
+  if (rc != 0)
+    return Status::io_error(fmt::format("gnuplot failed (status {}); is gnuplot installed?", rc));
   return {};
 }
 
@@ -82,14 +91,14 @@ Result<std::vector<std::string>> write_plots(const Points& results, const std::s
   }
   const std::string stem = (p.parent_path() / p.stem()).string();
   const std::string ops_file = stem + "-ops" + ext, p99_file = stem + "-p99" + ext;
+  CL_RETURN_IF_ERROR(
+      run_gnuplot(script(collect(results, [](const PointResult& r) { return r.ops_per_second(); }),
+                         terminal, ops_file, "Durable appends per second", "ops/s")));
   CL_RETURN_IF_ERROR(run_gnuplot(script(
-      collect(results, [](const PointResult& r) { return r.ops_per_second(); }), terminal, ops_file,
-      "Durable appends per second", "ops/s")));
-  CL_RETURN_IF_ERROR(run_gnuplot(script(
-      collect(results, [](const PointResult& r) {
-        return static_cast<double>(r.latency.quantile(0.99)) / 1e3;
-      }),
-      terminal, p99_file, "p99 latency of append until durable", "p99 latency, µs")));
+      collect(
+          results,
+          [](const PointResult& r) { return static_cast<double>(r.latency.quantile(0.99)) / 1e6; }),
+      terminal, p99_file, "p99 latency of append until durable", "p99 latency, ms")));
   return std::vector<std::string>{ops_file, p99_file};
 }
 

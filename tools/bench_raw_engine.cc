@@ -3,15 +3,14 @@
 //
 // A producer reserves space with one fetch_add, pwritev()s its record (a
 // 16-byte header: length, checksum of the payload, sequence; then the
-// payload) into one file preallocated with posix_fallocate, as the log's
-// segments are, and takes a ticket. If no fdatasync is running it becomes
-// the leader and runs one for every ticket taken so far; otherwise it waits
-// for the fdatasync that covers its ticket. With one producer this is plain
-// write + fdatasync: the floor for a durable append.
+// payload) into one file, and takes a ticket. If no fdatasync is running it
+// becomes the leader and runs one for every ticket taken so far; otherwise
+// it waits for the fdatasync that covers its ticket. With one producer this
+// is plain write + fdatasync: the floor for a durable append.
 //
-// The file is a ring of max(256 MiB, 64 records): past its end writes wrap
-// to the start and overwrite already-written blocks, which makes large-record
-// points a little cheaper for raw than a fresh file would be.
+// The file is preallocated with posix_fallocate, as the log's segments are,
+// in steps of max(64 MiB, 16 records) kept half a step ahead of the writers;
+// nothing is ever overwritten, so large records cost raw fresh blocks too.
 //
 // With fiber producers the mutex and condition variable are Boost.Fiber's, so
 // a waiting fiber suspends only itself (the leader's fdatasync blocks its
@@ -24,12 +23,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/fiber/condition_variable.hpp>
+#include <boost/fiber/mutex.hpp>
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
-
-#include <boost/fiber/condition_variable.hpp>
-#include <boost/fiber/mutex.hpp>
 
 #include "segment/checksum.h"
 #include "tools/bench_engines.h"
@@ -42,7 +40,7 @@ constexpr uint64_t kHeaderSize = 16;
 template <typename Mutex, typename CondVar>
 class RawEngine final : public BenchEngine {
  public:
-  RawEngine(int fd, uint64_t ring) : fd_(fd), ring_(ring) {}
+  RawEngine(int fd, uint64_t step) : fd_(fd), step_(step), allocated_(step) {}
   ~RawEngine() override { close().ignore(); }
 
   Status append(uint64_t, uint64_t seq, std::span<const std::byte> payload) override {
@@ -51,10 +49,9 @@ class RawEngine final : public BenchEngine {
     store_u32(header.data() + 4, static_cast<uint32_t>(checksum(payload)));
     store_u64(header.data() + 8, seq);
     const uint64_t length = kHeaderSize + payload.size();
-    const uint64_t start = next_.fetch_add(length, std::memory_order_relaxed) % ring_;
-    const uint64_t first = std::min(length, ring_ - start);  // the part before the wrap
-    CL_RETURN_IF_ERROR(write_part(header, payload, 0, first, start));
-    if (first < length) CL_RETURN_IF_ERROR(write_part(header, payload, first, length, 0));
+    const uint64_t start = next_.fetch_add(length, std::memory_order_relaxed);
+    CL_RETURN_IF_ERROR(preallocate(start + length + step_ / 2));
+    CL_RETURN_IF_ERROR(write_record(header, payload, start));
     return wait_durable();
   }
 
@@ -70,20 +67,27 @@ class RawEngine final : public BenchEngine {
   }
 
  private:
-  // Writes bytes [from, to) of the record header+payload at file offset `at`.
-  Status write_part(const std::array<std::byte, kHeaderSize>& header,
-                    std::span<const std::byte> payload, uint64_t from, uint64_t to, uint64_t at) {
-    std::array<iovec, 2> iov{};
-    int n = 0;
-    if (from < kHeaderSize) {
-      const uint64_t end = std::min(to, kHeaderSize);
-      iov[n++] = {const_cast<std::byte*>(header.data() + from), end - from};
+  // Extends the preallocated space past `end`. Nothing suspends while
+  // grow_mu_ is held, so a plain mutex is safe for fibers too.
+  Status preallocate(uint64_t end) {
+    if (end <= allocated_.load(std::memory_order_acquire)) return {};
+    std::lock_guard lock(grow_mu_);
+    for (uint64_t at; (at = allocated_.load()) < end;) {
+      if (const int err = ::posix_fallocate(fd_, static_cast<off_t>(at), static_cast<off_t>(step_));
+          err != 0) {
+        return Status::from_errno(err, "fallocate raw file");
+      }
+      allocated_.store(at + step_, std::memory_order_release);
     }
-    if (to > kHeaderSize) {
-      const uint64_t begin = std::max(from, kHeaderSize) - kHeaderSize;
-      iov[n++] = {const_cast<std::byte*>(payload.data() + begin), to - kHeaderSize - begin};
-    }
+    return {};
+  }
+
+  Status write_record(const std::array<std::byte, kHeaderSize>& header,
+                      std::span<const std::byte> payload, uint64_t at) {
+    std::array<iovec, 2> iov{{{const_cast<std::byte*>(header.data()), header.size()},
+                              {const_cast<std::byte*>(payload.data()), payload.size()}}};
     iovec* next = iov.data();
+    int n = 2;
     while (n > 0) {
       const ssize_t written = ::pwritev(fd_, next, n, static_cast<off_t>(at));
       if (written < 0) {
@@ -91,7 +95,7 @@ class RawEngine final : public BenchEngine {
         return Status::from_errno(errno, "pwritev raw file");
       }
       at += static_cast<uint64_t>(written);
-      for (auto left = static_cast<size_t>(written); n > 0 && left > 0;) {
+      for (auto left = static_cast<size_t>(written); n > 0 && (left > 0 || next->iov_len == 0);) {
         const size_t step = std::min(left, next->iov_len);
         next->iov_base = static_cast<std::byte*>(next->iov_base) + step;
         next->iov_len -= step;
@@ -131,8 +135,10 @@ class RawEngine final : public BenchEngine {
   }
 
   int fd_;
-  const uint64_t ring_;
-  std::atomic<uint64_t> next_{0};
+  const uint64_t step_;
+  std::atomic<uint64_t> next_{0};    // where the next record goes
+  std::atomic<uint64_t> allocated_;  // bytes preallocated
+  std::mutex grow_mu_;
   std::atomic<uint64_t> syncs_{0};
   Mutex mu_;
   CondVar cv_;
@@ -148,8 +154,8 @@ Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup) {
   const std::string path = setup.directory + "/raw.log";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return Status::from_errno(errno, "open " + path);
-  const uint64_t ring = std::max<uint64_t>(256ull << 20, 64 * (kHeaderSize + setup.record_size));
-  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(ring)); err != 0) {
+  const uint64_t step = std::max<uint64_t>(64ull << 20, 16 * (kHeaderSize + setup.record_size));
+  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(step)); err != 0) {
     ::close(fd);
     return Status::from_errno(err, "fallocate " + path);
   }
@@ -161,9 +167,9 @@ Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup) {
   }
   if (setup.fibers > 1) {
     return std::unique_ptr<BenchEngine>(
-        new RawEngine<boost::fibers::mutex, boost::fibers::condition_variable>(fd, ring));
+        new RawEngine<boost::fibers::mutex, boost::fibers::condition_variable>(fd, step));
   }
-  return std::unique_ptr<BenchEngine>(new RawEngine<std::mutex, std::condition_variable>(fd, ring));
+  return std::unique_ptr<BenchEngine>(new RawEngine<std::mutex, std::condition_variable>(fd, step));
 }
 
 }  // namespace commitlog::tools

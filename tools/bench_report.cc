@@ -1,11 +1,11 @@
 // The table, CSV and JSON outputs of `commitlog bench`, from one column list.
 #include "tools/bench_report.h"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include <fmt/core.h>
 
 namespace commitlog::tools {
 namespace {
@@ -44,13 +44,14 @@ const std::vector<Column>& columns() {
   static const std::vector<Column> kColumns = {
       {"engine", nullptr, [](A, P p) { return text(p.spec.engine.engine); }},
       {"policy", nullptr, [](A, P p) { return text(p.spec.engine.policy_label()); }},
-      {nullptr, "engine", [](A, P p) {
-         return text(p.spec.engine.label() + (p.durable ? "" : " (not durable)"));
-       }},
+      {nullptr, "engine",
+       [](A, P p) { return text(p.spec.engine.label() + (p.durable ? "" : " (not durable)")); }},
       {"threads", nullptr, [](A, P p) { return integer(static_cast<uint64_t>(p.spec.threads)); }},
       {"fibers", nullptr, [](A, P p) { return integer(static_cast<uint64_t>(p.spec.fibers)); }},
-      {"producers", nullptr, [](A, P p) { return integer(static_cast<uint64_t>(p.spec.producers())); }},
-      {nullptr, "threads x fibers", [](A, P p) {
+      {"producers", nullptr,
+       [](A, P p) { return integer(static_cast<uint64_t>(p.spec.producers())); }},
+      {nullptr, "threads x fibers",
+       [](A, P p) {
          return text(p.spec.fibers == 1 ? fmt::format("{}", p.spec.threads)
                                         : fmt::format("{} x {}", p.spec.threads, p.spec.fibers));
        }},
@@ -68,18 +69,19 @@ const std::vector<Column>& columns() {
       {"max_us", nullptr, [](A, P p) { return number(us(p.latency.max())); }},
       {"user_us_per_op", "user µs/op", [](A, P p) { return number(p.per_op(p.usage.user_us)); }},
       {"sys_us_per_op", "sys µs/op", [](A, P p) { return number(p.per_op(p.usage.sys_us)); }},
-      {"ctxsw_per_op", "ctxsw/op", [](A, P p) {
-         return number(p.per_op(static_cast<double>(p.usage.context_switches())));
-       }},
+      {"ctxsw_per_op", "ctxsw/op",
+       [](A, P p) { return number(p.per_op(static_cast<double>(p.usage.context_switches()))); }},
       {"fsyncs", nullptr, [](A, P p) { return integer(p.syncs); }},
-      {"fsyncs_per_op", "fsyncs/op", [](A, P p) { return number(p.per_op(static_cast<double>(p.syncs))); }},
-      {"ops_per_fsync", "ops/fsync", [](A, P p) {
-         return p.syncs == 0 ? none() : number(static_cast<double>(p.ops) / static_cast<double>(p.syncs));
+      {"fsyncs_per_op", "fsyncs/op",
+       [](A, P p) { return number(p.per_op(static_cast<double>(p.syncs))); }},
+      {"ops_per_fsync", "ops/fsync",
+       [](A, P p) {
+         return p.syncs == 0 ? none()
+                             : number(static_cast<double>(p.ops) / static_cast<double>(p.syncs));
        }},
       {"rss_mib", "RSS MiB", [](A, P p) { return number(mib(p.rss_bytes)); }},
-      {"rss_delta_mib", nullptr, [](A, P p) {
-         return number(mib(p.rss_bytes) - mib(p.rss_before));
-       }},
+      {"rss_delta_mib", nullptr,
+       [](A, P p) { return number(mib(p.rss_bytes) - mib(p.rss_before)); }},
       {"x_raw", "x raw", [](A all, P p) { return ratio_to(all, p, "raw"); }},
       {"x_rocksdb", "x rocksdb", [](A all, P p) { return ratio_to(all, p, "rocksdb"); }},
       {"durable", nullptr, [](A, P p) { return integer(p.durable ? 1 : 0); }},
@@ -177,7 +179,8 @@ std::string format_json(const Points& all) {
     for (const Column& c : columns()) {
       if (c.key == nullptr) continue;
       const Cell cell = c.value(all, all[i]);
-      const std::string v = cell.kind == Cell::kText ? json_string(cell.text) : cell_text(cell, 5, "null");
+      const std::string v =
+          cell.kind == Cell::kText ? json_string(cell.text) : cell_text(cell, 5, "null");
       out += fmt::format("{}\"{}\": {}", first ? "" : ", ", c.key, v);
       first = false;
     }

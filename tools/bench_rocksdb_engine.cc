@@ -10,11 +10,11 @@
 
 #if COMMITLOG_HAVE_ROCKSDB
 
-#include <array>
-
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/statistics.h>
+
+#include <array>
 
 namespace commitlog::tools {
 namespace {

@@ -2,12 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/fiber/all.hpp>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <boost/fiber/all.hpp>
 
 namespace commitlog::tools {
 namespace {
@@ -85,8 +84,8 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
   Shared shared{e, payload};
   shared.yield_after_append = spec.fibers > 1 && !e.durable();
   // RocksDB's Put runs deep call chains; the log's and raw's appends do not.
-  const size_t stack_size = e.suspends_fibers() ? spec.fiber_stack
-                                                : std::max<size_t>(spec.fiber_stack, 256 * 1024);
+  const size_t stack_size =
+      e.suspends_fibers() ? spec.fiber_stack : std::max<size_t>(spec.fiber_stack, 256 * 1024);
 
   PointResult result;
   result.spec = spec;
@@ -96,8 +95,8 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
   std::vector<std::thread> threads;
   for (int t = 0; t < spec.threads; ++t) {
     tallies.push_back(std::make_unique<ThreadTally>());
-    threads.emplace_back(run_thread, std::cref(spec), std::ref(shared), std::ref(*tallies.back()), t,
-                         stack_size);
+    threads.emplace_back(run_thread, std::cref(spec), std::ref(shared), std::ref(*tallies.back()),
+                         t, stack_size);
   }
   const auto producers = static_cast<uint64_t>(spec.producers());
   while (shared.started.load() < producers && shared.errors.load() < producers) {

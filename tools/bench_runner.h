@@ -35,16 +35,16 @@ struct PointSpec {
 
 struct PointResult {
   PointSpec spec;
-  double seconds = 0;       // measured interval
-  uint64_t ops = 0;         // appends completed in it
+  double seconds = 0;        // measured interval
+  uint64_t ops = 0;          // appends completed in it
   LatencyHistogram latency;  // of those appends, nanoseconds
-  ProcessUsage usage;       // delta over the interval
-  uint64_t syncs = 0;       // engine syncs in the interval
-  uint64_t rss_bytes = 0;   // at the end of the interval
-  uint64_t rss_before = 0;  // before the producers started
-  uint64_t errors = 0;      // failed appends (each stops its producer)
+  ProcessUsage usage;        // delta over the interval
+  uint64_t syncs = 0;        // engine syncs in the interval
+  uint64_t rss_bytes = 0;    // at the end of the interval
+  uint64_t rss_before = 0;   // before the producers started
+  uint64_t errors = 0;       // failed appends (each stops its producer)
   std::string first_error;
-  bool durable = true;      // the engine acknowledges only durable appends
+  bool durable = true;  // the engine acknowledges only durable appends
 
   double ops_per_second() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
   double mb_per_second() const { return ops_per_second() * static_cast<double>(spec.size) / 1e6; }

@@ -2,9 +2,12 @@
 // sections, entries, damage and end of each segment file, or of every segment
 // of a directory (in id order). It shows what the reader sees without judging
 // it: dump exits 0 on damaged segments too (verify judges), 2 on bad input.
+// A compressed segment is shown as the reader sees it, its image rebuilt
+// (segment/segment_image.h), after a line about its compressed sections.
 //   text:  one aligned line per item, payloads as an escaped preview.
-//   jsonl: one JSON object per item, "type" one of header, section, entry,
-//          damage, end; entries carry the whole payload in base64.
+//   jsonl: one JSON object per item, "type" one of header, compression,
+//          section, entry, damage, end; entries carry the whole payload in base64.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "segment/format.h"
+#include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 #include "tools/base64.h"
 #include "tools/commands.h"
@@ -65,6 +69,7 @@ class Printer {
                                         {"previous_id", h.previous_id}, {"created_us", h.created_us},
                                         {"capacity", h.capacity}});
       }
+      if (readable) j["compressed"] = (h.flags & format::kFlagLz4Sections) != 0;
       j["problem"] = readable ? nlohmann::ordered_json(nullptr) : header_problem_name(s.problem);
       line(j);
       return;
@@ -77,6 +82,28 @@ class Printer {
     out_.append(fmt::format("header   @0  version {}  flags {:#x}  id {}  previous {}  created {}  capacity {}\n",
                             h.version, h.flags, h.id, h.previous_id, format_time_us(h.created_us),
                             h.capacity));
+  }
+
+  void compression(const LogFile& file, const SegmentImage& image) {
+    if (json_) {
+      line({{"type", "compression"},
+            {"file", file.path},
+            {"sections", image.sections},
+            {"stored_bytes", image.stored_bytes},
+            {"image_bytes", image.image_bytes}});
+    } else {
+      out_.append(fmt::format("lz4      {} compressed sections, {} bytes stored for {} image bytes\n",
+                              image.sections, image.stored_bytes, image.image_bytes));
+    }
+  }
+
+  // Damage to a compressed section, at its file offset; `kind` as the replayer names it.
+  void damage(const LogFile& file, uint64_t offset, const char* kind, uint64_t bytes) {
+    if (json_) {
+      line({{"type", "damage"}, {"file", file.path}, {"offset", offset}, {"kind", kind}, {"bytes", bytes}});
+    } else {
+      out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped)\n", offset, kind, bytes));
+    }
   }
 
   void section(const LogFile& file, const SegmentReader::Section& s) {
@@ -105,16 +132,7 @@ class Printer {
   }
 
   void damage(const LogFile& file, const SegmentDamage& d) {
-    if (json_) {
-      line({{"type", "damage"},
-            {"file", file.path},
-            {"offset", d.offset},
-            {"kind", damage_kind_name(d.kind)},
-            {"bytes", d.skipped_bytes}});
-    } else {
-      out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped)\n", d.offset,
-                              damage_kind_name(d.kind), d.skipped_bytes));
-    }
+    damage(file, d.offset, damage_kind_name(d.kind), d.skipped_bytes);
   }
 
   void end(const LogFile& file, const SegmentEnd& e) {
@@ -145,7 +163,13 @@ void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer,
                   uint64_t base) {
   printer.header(file, s);
   if (s.problem != HeaderProblem::kNone) return;
-  SegmentReader reader(s.bytes, s.header);
+  const SegmentImage image = load_segment_image(s.bytes, s.header);
+  if ((s.header.flags & format::kFlagLz4Sections) != 0) {
+    printer.compression(file, image);
+    for (const SegmentDamage& d : image.damage) printer.damage(file, d);
+    if (image.torn_bytes > 0) printer.damage(file, image.torn_offset, "torn compressed section", image.torn_bytes);
+  }
+  SegmentReader reader(image.bytes, s.header);
   uint64_t section = 0;  // the marker of the last section printed
   while (true) {
     SegmentItem item = reader.next();
@@ -158,7 +182,7 @@ void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer,
     }
     if (entry != nullptr) {
       printer.entry(file, s.header.id, *entry);
-      progress.update(base + entry->offset);
+      progress.update(base + std::min(entry->offset, file.size));  // image offsets may run past
     } else if (damage != nullptr) {
       printer.damage(file, *damage);
     } else {

@@ -62,8 +62,9 @@ void ReplayProgress::seek(uint64_t segment) {
   segment_ = segment;
   auto it = std::lower_bound(files_.begin(), files_.end(), segment,
                              [](const LogFile& f, uint64_t id) { return f.id < id; });
-  base_ = offsets_.start[static_cast<size_t>(std::min(it - files_.begin(),
-                                                      static_cast<ptrdiff_t>(files_.size()) - 1))];
+  const auto i = static_cast<size_t>(std::min(it - files_.begin(), static_cast<ptrdiff_t>(files_.size()) - 1));
+  base_ = offsets_.start[i];
+  size_ = files_[i].size;
 }
 
 }  // namespace commitlog::tools

@@ -40,7 +40,8 @@ class ReplayProgress {
   ReplayProgress(std::string label, const std::vector<LogFile>& files);
   void update(const Position& position) {
     if (position.segment != segment_) seek(position.segment);
-    progress_.update(base_ + position.offset);
+    // A compressed segment's positions are image offsets, which may run past its file size.
+    progress_.update(base_ + (position.offset < size_ ? position.offset : size_));
   }
   void finish() { progress_.finish(); }
 
@@ -52,6 +53,7 @@ class ReplayProgress {
   Progress progress_;
   uint64_t segment_ = UINT64_MAX;
   uint64_t base_ = 0;
+  uint64_t size_ = 0;
 };
 
 }  // namespace commitlog::tools

@@ -1,8 +1,9 @@
 // `commitlog stat DIR [--format text|json]`: what a log directory holds: its
 // segments (id, size, header, entries, how each ends), entries and payload
 // bytes per table, the compression ratio, and the oldest and newest position.
-// Each segment is read on its own, like dump; stat counts damage but does not
-// judge it (verify does). Exit 0, or 2 on a usage or input error.
+// Each segment is read on its own, like dump (a compressed one through its
+// rebuilt image); stat counts damage but does not judge it (verify does).
+// Exit 0, or 2 on a usage or input error.
 //   text: a summary, a table of segments, a table of tables, positions.
 //   json: {"directory", "segments": [...], "tables": [...], "totals": {...},
 //          "compression_ratio", "oldest_position", "newest_position", ...}.
@@ -18,6 +19,7 @@
 
 #include "commitlog/position.h"
 #include "segment/format.h"
+#include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 #include "tools/commands.h"
 #include "tools/log_input.h"
@@ -41,6 +43,8 @@ struct SegmentStat {
   SegmentEnd end;
   uint64_t damaged_regions = 0;
   uint64_t damaged_bytes = 0;
+  uint64_t stored_bytes = 0;  // sealed bytes past the header, as stored in the file
+  uint64_t image_bytes = 0;   // the same before compression
 };
 
 struct TableStat {
@@ -68,7 +72,16 @@ struct LogStat {
 };
 
 void scan(const LoadedSegment& s, SegmentStat& seg, LogStat& log, Progress& progress, uint64_t base) {
-  SegmentReader reader(s.bytes, s.header);
+  const SegmentImage image = load_segment_image(s.bytes, s.header);
+  for (const SegmentDamage& d : image.damage) {
+    ++seg.damaged_regions;
+    seg.damaged_bytes += d.skipped_bytes;
+  }
+  if (image.torn_bytes > 0) {
+    ++seg.damaged_regions;
+    seg.damaged_bytes += image.torn_bytes;
+  }
+  SegmentReader reader(image.bytes, s.header);
   while (true) {
     SegmentItem item = reader.next();
     if (auto* e = std::get_if<SegmentEntry>(&item)) {
@@ -80,12 +93,18 @@ void scan(const LoadedSegment& s, SegmentStat& seg, LogStat& log, Progress& prog
       const Stamped here{{seg.file.id, e->offset}, e->time_us};
       if (!log.oldest) log.oldest = here;
       log.newest = here;
-      progress.update(base + e->offset);
+      progress.update(base + std::min(e->offset, seg.file.size));  // image offsets may run past
     } else if (auto* d = std::get_if<SegmentDamage>(&item)) {
       ++seg.damaged_regions;
       seg.damaged_bytes += d->skipped_bytes;
     } else {
       seg.end = std::get<SegmentEnd>(item);
+      if ((s.header.flags & format::kFlagLz4Sections) != 0) {
+        seg.stored_bytes = image.stored_bytes;
+        seg.image_bytes = image.image_bytes;
+      } else {
+        seg.stored_bytes = seg.image_bytes = std::max<uint64_t>(seg.end.offset, format::kHeaderSize) - format::kHeaderSize;
+      }
       return;
     }
   }
@@ -109,10 +128,8 @@ Result<LogStat> collect(const std::vector<LogFile>& files) {
     log.entries += seg.entries;
     log.payload_bytes += seg.payload_bytes;
     log.damaged_regions += seg.damaged_regions + (seg.problem == HeaderProblem::kNone ? 0 : 1);
-    // The sealed bytes as stored, and as they were before compression. Until
-    // the reader decompresses sections, both are the sealed extent.
-    log.stored_bytes += seg.end.offset;
-    log.uncompressed_bytes += seg.end.offset;
+    log.stored_bytes += seg.stored_bytes;
+    log.uncompressed_bytes += seg.image_bytes;
     log.segments.push_back(std::move(seg));
   }
   return log;
@@ -151,6 +168,8 @@ void print_json(const StatArgs& args, const LogStat& log) {
                         {"end", ok ? end_kind_name(s.end.kind) : "unreadable header"},
                         {"sealed_end", s.end.offset},
                         {"unsealed_bytes", s.end.unsealed_bytes},
+                        {"stored_bytes", s.stored_bytes},
+                        {"image_bytes", s.image_bytes},
                         {"damaged_regions", s.damaged_regions},
                         {"damaged_bytes", s.damaged_bytes}});
   }

@@ -20,11 +20,13 @@
 // output is complete up to the kill (the kill loops parse them):
 //   stress: start replayed=<n> producers=<n> segments=<n> torn_tail_bytes=<n>
 //           newest_us=<latest append time replayed> acks=<n> lost_acks=<n>
+//           repaired_ack_bytes=<n: a partial last ack line cut off>
 //   stress: appending from_us=<wall clock µs> policy=<name> producers=<n>
 //   stress: done seconds=<s> acked=<n> flushes=<n> segment_switches=<n>
 //   stress check: OK|FAILED replayed=<n> producers=<n> acks=<n> lost=<n> ...
-// lost_acks at start counts acknowledgements of earlier runs missing from the
-// log: always 0 for batch and group; for periodic, what the kill cost.
+// lost_acks at start counts acknowledgements in FILE whose mutation the log
+// does not hold: always 0 for batch and group; for periodic, what the kill
+// cost. docs/crash-testing.md has the check's verdict fields.
 //
 // Exit codes (tools/commands.h): 0 ok; 1 the log or the acks fail the check
 // (and, for the driver, a log that does not hold the workload); 2 usage,

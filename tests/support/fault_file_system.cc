@@ -327,7 +327,6 @@ bool FaultFileSystem::plug_pulled() const {
 
 std::unique_ptr<FaultFileSystem> FaultFileSystem::crash(CrashMode mode, uint64_t seed) {
   std::lock_guard lock(mu_);
-  plug_pulled_ = true;
   std::mt19937_64 rng(seed);
   auto crashed_image = [&](const Node& node) {
     CrashMode m = mode;

@@ -19,9 +19,10 @@
 // with EIO, so the code under test sees a dead disk, while stores through a
 // mapping still land in memory. crash() then builds a fresh file system
 // holding what a reboot would find: the durable bytes, plus for every byte
-// that was written but not made durable what CrashMode says. Bytes written
-// after the plug was pulled count as unsynced too: the kernel may write back
-// any dirty page at any time, so they are what a crash may leave as well.
+// that was written but not made durable (its current value differs from its
+// durable one) what CrashMode says. Bytes written after the plug was pulled
+// count as unsynced too: the kernel may write back any dirty page at any time,
+// so they are what a crash may leave as well.
 //
 // Thread-safety: every member may be called from any thread; one mutex guards
 // everything but the mapped bytes, which the code under test writes without
@@ -109,10 +110,11 @@ class FaultFileSystem final : public FileSystem {
   void pull_plug();
   bool plug_pulled() const;
 
-  // What a reboot after the power loss finds, as a new file system with
-  // everything durable and no faults. Pulls the plug if it is still in.
-  // Deterministic for a given `seed` (and the same contents), so it may be
-  // called several times, with several modes, on one crashed state.
+  // What a reboot after a power loss finds, as a new file system with
+  // everything durable and no faults: the loss at pull_plug() if it was
+  // pulled, else now. Leaves this file system as it is. Deterministic for a
+  // given `seed` (and the same contents), so it may be called several times,
+  // with several modes, on one crashed state.
   // REQUIRES: nothing writes through a mapping of this file system any more.
   std::unique_ptr<FaultFileSystem> crash(CrashMode mode, uint64_t seed);
 

@@ -1,0 +1,66 @@
+// A snapshot of the log's metrics (CommitLog::metrics()) and two renderings of
+// it: JSON and the Prometheus text format.
+//
+// Cassandra's CommitLog metrics map as: CompletedTasks -> mutations_completed,
+// PendingTasks -> producers_waiting, TotalCommitLogSize -> total_log_bytes,
+// WaitingOnSegmentAllocation -> segment_wait*, WaitingOnCommit ->
+// commit_wait*, WaitingOnFlush -> sync_latency_us, OverSizedMutations ->
+// oversized_mutations. The rest is this log's own.
+//
+// Counters count from open(). Histograms have log-2 buckets: bucket 0 holds
+// the value 0, bucket b >= 1 the values in [2^(b-1), 2^b), the last bucket
+// everything from its lower bound up.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace commitlog {
+
+struct Log2Histogram {
+  std::vector<uint64_t> counts;  // per bucket
+  uint64_t sum = 0;              // of the values recorded
+  uint64_t count() const;
+  // The largest value bucket b holds: its Prometheus `le`. The last bucket has none (+Inf).
+  static uint64_t upper_bound(size_t b) { return b == 0 ? 0 : (uint64_t{1} << b) - 1; }
+};
+
+inline constexpr size_t kSyncReasons = 8;  // SyncReason values
+
+struct MetricsSnapshot {
+  uint64_t mutations_completed = 0;          // mutations made durable
+  uint64_t producers_waiting = 0;            // for durability, now
+  uint64_t producers_waiting_for_space = 0;  // at the hard limit, now
+  uint64_t total_log_bytes = 0;              // SegmentLifecycle::total_bytes()
+  uint64_t segments = 0;                     // segment files, the active one included
+  uint64_t segment_waits = 0;                // producers that had to switch segments
+  uint64_t segment_wait_nanos = 0;           // ... and the time that took them
+  uint64_t commit_waits = 0;                 // producers that waited for durability
+  uint64_t commit_wait_nanos = 0;            // ... and how long
+  Log2Histogram sync_latency_us;             // per flush (msync/fdatasync round)
+  Log2Histogram mutations_per_sync;          // mutations each flush made durable
+  std::array<uint64_t, kSyncReasons> syncs_by_reason{};  // flushes, by SyncReason
+  uint64_t oversized_mutations = 0;          // refused for max_mutation_size
+  uint64_t throttled_appends = 0;            // delayed near the hard limit
+  uint64_t throttle_nanos = 0;
+  uint64_t space_waits = 0;                  // waited at the hard limit
+  uint64_t space_wait_nanos = 0;
+  uint64_t space_timeouts = 0;               // ... until their deadline
+  uint64_t segments_deleted = 0;
+  uint64_t segments_archived = 0;
+  uint64_t archive_failures = 0;             // segments kept because archiving failed
+  uint64_t delete_failures = 0;              // segments kept because removing failed
+  uint64_t flush_requests = 0;               // calls of Options::on_flush_request
+};
+
+// One JSON object; times in nanoseconds, histograms as
+// {"buckets": [{"le": 0, "count": n}, ..., {"le": "+Inf", "count": n}], "sum": s, "count": c}
+// with per-bucket (not cumulative) counts.
+std::string to_json(const MetricsSnapshot& metrics);
+// Prometheus text exposition format, every name prefixed commitlog_; times in
+// seconds, except the sync latency histogram, in microseconds.
+std::string to_prometheus(const MetricsSnapshot& metrics);
+
+}  // namespace commitlog

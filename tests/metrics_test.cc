@@ -1,0 +1,83 @@
+// The metrics snapshot of a running log and its JSON and Prometheus renderings.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "commitlog/commit_log.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using testing::TempDir;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name every series") {
+  TempDir dir;
+  Options options;
+  options.directory = dir.path();
+  options.sync_policy = "batch";
+  options.segment_size = 64 << 10;
+  auto log = CommitLog::open(options);
+  REQUIRE(log.ok());
+  for (int i = 0; i < 100; ++i) REQUIRE((*log)->append(1, std::string(1000, 'x')).ok());  // a segment switch
+  CHECK((*log)->append(1, std::string(40 << 10, 'x')).status().code() == ErrorCode::kInvalidArgument);
+  REQUIRE((*log)->sync().ok());
+
+  const MetricsSnapshot m = (*log)->metrics();
+  CHECK(m.mutations_completed == 100);
+  CHECK(m.oversized_mutations == 1);
+  CHECK(m.commit_waits > 0);  // batch: producers wait for their sync
+  CHECK(m.segment_waits >= 1);
+  CHECK(m.segments >= 2);
+  CHECK(m.total_log_bytes >= 2 * options.segment_size);
+  CHECK(m.sync_latency_us.count() == (*log)->stats().flushes);
+  CHECK(m.mutations_per_sync.count() == (*log)->stats().flushes);
+  CHECK(m.mutations_per_sync.sum == 100);
+  CHECK(m.syncs_by_reason[static_cast<size_t>(SyncReason::kProducerRequest)] > 0);
+  CHECK(m.syncs_by_reason[static_cast<size_t>(SyncReason::kSegmentSwitch)] > 0);
+
+  const auto json = nlohmann::json::parse(to_json(m));
+  for (const char* key : {"mutations_completed", "producers_waiting", "producers_waiting_for_space", "total_log_bytes",
+                          "segment_wait_nanos", "commit_wait_nanos", "sync_latency_us", "mutations_per_sync",
+                          "syncs_by_reason", "oversized_mutations", "space_timeouts", "segments_deleted",
+                          "archive_failures", "flush_requests"}) {
+    CAPTURE(key);
+    CHECK(json.contains(key));
+  }
+  CHECK(json["mutations_completed"] == 100);
+  CHECK(json["oversized_mutations"] == 1);
+  CHECK(json["syncs_by_reason"]["segment_switch"] == m.syncs_by_reason[static_cast<size_t>(SyncReason::kSegmentSwitch)]);
+  CHECK(json["mutations_per_sync"]["sum"] == 100);
+  CHECK(json["sync_latency_us"]["buckets"].back()["le"] == "+Inf");
+
+  const std::string text = to_prometheus(m);
+  for (const char* line : {"# TYPE commitlog_mutations_completed_total counter\n",
+                           "commitlog_mutations_completed_total 100\n",
+                           "commitlog_producers_waiting{for=\"commit\"} 0\n",
+                           "commitlog_producers_waiting{for=\"space\"} 0\n",
+                           "# TYPE commitlog_total_log_bytes gauge\n",
+                           "# TYPE commitlog_segment_wait_seconds_total counter\n",
+                           "# TYPE commitlog_commit_wait_seconds_total counter\n",
+                           "# TYPE commitlog_sync_latency_microseconds histogram\n",
+                           "commitlog_sync_latency_microseconds_bucket{le=\"0\"} ",
+                           "commitlog_sync_latency_microseconds_bucket{le=\"1023\"} ",
+                           "# TYPE commitlog_mutations_per_sync histogram\n",
+                           "commitlog_mutations_per_sync_sum 100\n",
+                           "commitlog_syncs_total{reason=\"segment_switch\"} ",
+                           "commitlog_oversized_mutations_total 1\n",
+                           "commitlog_space_timeouts_total 0\n",
+                           "commitlog_segments_deleted_total 0\n"}) {
+    CAPTURE(line);
+    CHECK(contains(text, line));
+  }
+  const std::string inf = "commitlog_mutations_per_sync_bucket{le=\"+Inf\"} " + std::to_string(m.mutations_per_sync.count()) + "\n";
+  CHECK(contains(text, inf));
+  REQUIRE((*log)->close().ok());
+}
+
+}  // namespace
+}  // namespace commitlog

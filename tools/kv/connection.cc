@@ -1,0 +1,123 @@
+#include "tools/kv/connection.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tools/kv/commands.h"
+#include "tools/kv/fiber_io.h"
+
+namespace commitlog::kv {
+namespace {
+
+constexpr size_t kReadChunk = 16u << 10;
+// Replies buffered beyond this are sent before more requests are executed.
+constexpr size_t kMaxPendingReplies = 1u << 20;
+// Reads that found data without waiting before the fiber lets others run.
+constexpr int kGreedyReads = 8;
+
+class Connection {
+ public:
+  Connection(int fd, const ConnectionEnv& env)
+      : socket_(fd, /*owned=*/true), env_(env), context_{env.store, env.info, {}, false} {}
+
+  void run() {
+    if (!socket_.status().ok()) return;
+    bool open = true;
+    while (open) {
+      if (!read()) return;  // the client left, or the connection broke
+      open = execute_all();
+      if (!flush()) return;
+      if (open && socket_.reads_without_wait() >= kGreedyReads) yield_for_io();
+    }
+  }
+
+ private:
+  // Appends what the client sent to in_; false when it is gone.
+  bool read() {
+    if (begin_ == end_) {
+      begin_ = end_ = 0;
+      if (in_.size() > (1u << 20)) {  // after a large request, give the memory back
+        in_.resize(4 * kReadChunk);
+        in_.shrink_to_fit();
+      }
+    }
+    if (in_.size() - end_ < kReadChunk) {
+      std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      if (in_.size() - end_ < kReadChunk) in_.resize(std::max(in_.size() * 2, end_ + kReadChunk));
+    }
+    auto n = socket_.read_some(std::span(in_.data() + end_, in_.size() - end_));
+    if (!n.ok() || *n == 0) return false;
+    end_ += *n;
+    return true;
+  }
+
+  // Executes the complete requests in in_; false to close after replying.
+  bool execute_all() {
+    while (true) {
+      const std::string_view unparsed(in_.data() + begin_, end_ - begin_);
+      resp::parse_request(unparsed, env_.limits, &request_);
+      if (request_.state == resp::Request::State::kIncomplete) {
+        if (unparsed.size() <= env_.limits.max_request + (64u << 10)) return true;
+        request_.state = resp::Request::State::kError;
+        request_.error = "Protocol error: request too large";
+      }
+      if (request_.state == resp::Request::State::kError) {
+        env_.counters.protocol_errors.fetch_add(1, std::memory_order_relaxed);
+        resp::error(&out_, "ERR " + request_.error);
+        return false;
+      }
+      begin_ += request_.consumed;
+      if (request_.args.empty()) continue;
+      env_.counters.commands.fetch_add(1, std::memory_order_relaxed);
+      execute(request_.args, context_, &out_);
+      if (context_.quit) return false;
+      if (out_.size() >= kMaxPendingReplies && !flush()) return false;
+    }
+  }
+
+  // Waits for the fence, then sends the replies; false when the connection
+  // must close (log failure, or the client is gone).
+  bool flush() {
+    bool ok = true;
+    if (context_.fence.position()) {
+      Status durable = env_.store.wait(context_.fence);
+      context_.fence.clear();
+      if (!durable.ok()) {
+        env_.counters.durability_failures.fetch_add(1, std::memory_order_relaxed);
+        out_.clear();
+        resp::error(&out_, "ERR commit log: " + durable.to_string());
+        ok = false;
+      }
+    }
+    if (!out_.empty()) {
+      ok = socket_.write_all(out_).ok() && ok;
+      out_.clear();
+    }
+    return ok;
+  }
+
+  Socket socket_;
+  const ConnectionEnv& env_;
+  CommandContext context_;
+  std::string in_;     // in_[begin_, end_) is received and not yet executed
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  std::string out_;
+  resp::Request request_;
+};
+
+}  // namespace
+
+void serve_connection(int fd, const ConnectionEnv& env) {
+  env.counters.connections_received.fetch_add(1, std::memory_order_relaxed);
+  env.counters.connected.fetch_add(1, std::memory_order_relaxed);
+  {
+    Connection connection(fd, env);
+    connection.run();
+  }
+  env.counters.connected.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace commitlog::kv

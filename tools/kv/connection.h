@@ -1,0 +1,49 @@
+// One client connection, served by one fiber.
+//
+// The loop: read what the client sent; parse and execute every complete
+// request in it, appending the replies to one buffer; wait once until
+// everything those replies depend on is durable (the DurableFence); send the
+// buffer. A pipelining client so gets all its writes of one read made
+// durable by one wait, and a reply never leaves before its write is durable.
+//
+// A protocol error gets "-ERR Protocol error: ..." and the connection is
+// closed, as with Redis. If the commit log fails while replies wait, the
+// buffered replies are dropped, the client gets one "-ERR commit log: ..."
+// and the connection is closed: no +OK is sent for a write that may be lost.
+// An abrupt disconnect just ends the fiber; writes already appended still
+// become durable.
+//
+// Thread-safety: run on a fiber of a thread with an EpollScheduler.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "tools/kv/kv_store.h"
+#include "tools/kv/resp.h"
+
+namespace commitlog::kv {
+
+struct ServerCounters {
+  std::atomic<uint64_t> connections_received{0};
+  std::atomic<int64_t> connected{0};
+  std::atomic<uint64_t> commands{0};
+  std::atomic<uint64_t> protocol_errors{0};
+  std::atomic<uint64_t> durability_failures{0};
+};
+
+struct ConnectionEnv {
+  KvStore& store;
+  resp::Limits limits;
+  ServerCounters& counters;
+  std::function<std::string(std::span<const std::string_view> sections)> info;
+};
+
+// Serves the accepted socket `fd` until the client leaves; closes it.
+void serve_connection(int fd, const ConnectionEnv& env);
+
+}  // namespace commitlog::kv

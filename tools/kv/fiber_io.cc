@@ -1,0 +1,186 @@
+#include "tools/kv/fiber_io.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/operations.hpp>
+
+namespace commitlog::kv {
+namespace {
+
+thread_local EpollScheduler* t_scheduler = nullptr;
+
+// The lock a fiber condition variable asks for: a socket's waiter is only
+// touched by its own thread, whose fibers never run at the same time.
+struct NoLock {
+  void lock() {}
+  void unlock() {}
+};
+
+}  // namespace
+
+EpollScheduler::EpollScheduler() {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = nullptr;  // the eventfd
+  if (epoll_fd_ >= 0 && event_fd_ >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event);
+  t_scheduler = this;
+}
+
+EpollScheduler::~EpollScheduler() {
+  if (t_scheduler == this) t_scheduler = nullptr;
+  if (event_fd_ >= 0) ::close(event_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+EpollScheduler* EpollScheduler::current() { return t_scheduler; }
+
+Status EpollScheduler::add(int fd, IoWaiter* waiter) {
+  if (epoll_fd_ < 0 || event_fd_ < 0) return Status::io_error("epoll or eventfd could not be created");
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+  event.data.ptr = waiter;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) return Status::from_errno(errno, "epoll_ctl add");
+  return {};
+}
+
+void EpollScheduler::remove(int fd) {
+  epoll_event unused{};
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, &unused);
+}
+
+void EpollScheduler::poll(int timeout_ms) {
+  epoll_event events[128];
+  const int n = ::epoll_wait(epoll_fd_, events, 128, timeout_ms);
+  for (int i = 0; i < n; ++i) {
+    auto* waiter = static_cast<IoWaiter*>(events[i].data.ptr);
+    if (waiter == nullptr) {
+      uint64_t count = 0;
+      [[maybe_unused]] const ssize_t drained = ::read(event_fd_, &count, sizeof count);
+      continue;
+    }
+    const uint32_t e = events[i].events;
+    if ((e & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) waiter->readable = true;
+    if ((e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) waiter->writable = true;
+    waiter->cv.notify_all();
+  }
+  if (idle_hook_) idle_hook_();
+}
+
+void EpollScheduler::awakened(boost::fibers::context* ctx) noexcept { ctx->ready_link(ready_); }
+
+boost::fibers::context* EpollScheduler::pick_next() noexcept {
+  if (ready_.empty()) return nullptr;
+  boost::fibers::context* ctx = &ready_.front();
+  ready_.pop_front();
+  return ctx;
+}
+
+bool EpollScheduler::has_ready_fibers() const noexcept { return !ready_.empty(); }
+
+void EpollScheduler::suspend_until(const std::chrono::steady_clock::time_point& deadline) noexcept {
+  int timeout_ms = -1;
+  if (deadline != std::chrono::steady_clock::time_point::max()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
+  }
+  // notify() stores notified_ first and reads sleeping_ second; this thread
+  // stores sleeping_ first and reads notified_ second: either it sees the
+  // remote wake-up here, or the notifier sees it sleeping and writes the eventfd.
+  sleeping_.store(true);
+  if (notified_.exchange(false)) timeout_ms = 0;
+  poll(timeout_ms);
+  sleeping_.store(false);
+}
+
+void EpollScheduler::notify() noexcept { wake(); }
+
+void EpollScheduler::wake() noexcept {
+  notified_.store(true);
+  if (sleeping_.load()) {
+    const uint64_t one = 1;
+    [[maybe_unused]] const ssize_t written = ::write(event_fd_, &one, sizeof one);
+  }
+}
+
+void yield_for_io() {
+  if (EpollScheduler* scheduler = EpollScheduler::current()) scheduler->poll(0);
+  boost::this_fiber::yield();
+}
+
+Socket::Socket(int fd, bool owned) : fd_(fd), owned_(owned) {
+  EpollScheduler* scheduler = EpollScheduler::current();
+  status_ = scheduler != nullptr ? scheduler->add(fd_, &waiter_)
+                                 : Status::invalid_argument("this thread has no EpollScheduler");
+}
+
+Socket::~Socket() {
+  if (status_.ok()) EpollScheduler::current()->remove(fd_);
+  if (owned_) ::close(fd_);
+}
+
+void Socket::wait(bool for_write) {
+  NoLock lock;
+  bool& ready = for_write ? waiter_.writable : waiter_.readable;
+  while (!ready) waiter_.cv.wait(lock);
+}
+
+Result<size_t> Socket::read_some(std::span<char> buffer) {
+  if (!status_.ok()) return status_;
+  bool waited = false;
+  while (true) {
+    waiter_.readable = false;
+    const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+    if (n >= 0) {
+      reads_without_wait_ = waited ? 0 : reads_without_wait_ + 1;
+      return static_cast<size_t>(n);
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait(false);
+      waited = true;
+    } else if (errno != EINTR) {
+      return Status::from_errno(errno, "recv");
+    }
+  }
+}
+
+Status Socket::write_all(std::span<const char> data) {
+  if (!status_.ok()) return status_;
+  while (!data.empty()) {
+    waiter_.writable = false;
+    const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n >= 0) {
+      data = data.subspan(static_cast<size_t>(n));
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait(true);
+    } else if (errno != EINTR) {
+      return Status::from_errno(errno, "send");
+    }
+  }
+  return {};
+}
+
+Result<int> Socket::accept() {
+  if (!status_.ok()) return status_;
+  while (true) {
+    waiter_.readable = false;
+    const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0) return fd;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait(false);
+    } else if (errno != EINTR && errno != ECONNABORTED) {
+      return Status::from_errno(errno, "accept");
+    }
+  }
+}
+
+}  // namespace commitlog::kv

@@ -1,0 +1,103 @@
+// commitlog-kv: a Redis-protocol (RESP2) key-value server whose table is fed
+// by the commit log. docs/kv.md describes it; tools/kv/server.h its threads.
+//
+//   commitlog-kv [--config FILE] [--dir DIR] [--port PORT] [--bind ADDR]
+//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery strict|skip]
+#include <signal.h>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "commitlog/config.h"
+#include "tools/kv/server.h"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+struct Args {
+  std::string config;
+  std::string policy;
+  double snapshot_interval_s = 60;
+  std::string recovery = "strict";
+};
+
+int run(const Args& args, commitlog::kv::ServerOptions options) {
+  using namespace commitlog;
+  if (!args.config.empty()) {
+    auto loaded = load_config_file(args.config);
+    if (!loaded.ok()) {
+      fmt::print(stderr, "commitlog-kv: {}\n", loaded.status().to_string());
+      return kExitUsage;
+    }
+    for (const std::string& w : loaded->warnings) fmt::print(stderr, "commitlog-kv: warning: {}\n", w);
+    for (const ConfigValue& v : loaded->settings) {
+      if (v.key == "commitlog_directory" && v.source == ConfigSource::kFile) {
+        fmt::print(stderr, "commitlog-kv: note: {}:{}: commitlog_directory is replaced by --dir {}/commitlog\n",
+                   args.config, v.line, options.dir);
+      }
+    }
+    options.log = loaded->options;
+  }
+  if (!args.policy.empty()) options.log.sync_policy = args.policy;
+  options.snapshot_interval = std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
+  options.recovery = args.recovery == "skip" ? RecoveryMode::kSkip : RecoveryMode::kStrict;
+
+  kv::Server server(std::move(options));
+  Status started = server.start();
+  if (!started.ok()) {
+    fmt::print(stderr, "commitlog-kv: {}\n", started.to_string());
+    return kExitFailure;
+  }
+  return server.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before any thread exists, so that every thread inherits the mask and
+  // only the main thread's sigwait() sees SIGINT and SIGTERM.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+  CLI::App app{"commitlog-kv: a Redis-protocol key-value server on the commit log"};
+  Args args;
+  commitlog::kv::ServerOptions options;
+  app.add_option("--config", args.config, "commit-log yaml (conf/commitlog.yaml keys)");
+  app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")->capture_default_str();
+  app.add_option("--port", options.port, "TCP port; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--bind", options.bind, "address to listen on")->capture_default_str();
+  app.add_option("--policy", args.policy, "sync policy, overriding the config's commitlog_sync");
+  app.add_option("--snapshot-interval", args.snapshot_interval_s,
+                 "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e6));
+  app.add_option("--recovery", args.recovery, "on a damaged log or snapshot: stop (strict) or skip it")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"strict", "skip"}));
+  app.add_option("--threads", options.threads, "worker threads serving connections")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    return run(args, std::move(options));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "commitlog-kv: {}\n", e.what());
+    return kExitFailure;
+  }
+}

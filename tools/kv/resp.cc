@@ -1,0 +1,139 @@
+#include "tools/kv/resp.h"
+
+#include <charconv>
+
+#include <fmt/core.h>
+
+namespace commitlog::kv::resp {
+namespace {
+
+// Finds the line starting at `pos`; false when no \r\n yet.
+bool line_at(std::string_view in, size_t pos, std::string_view* line) {
+  const size_t end = in.find("\r\n", pos);
+  if (end == std::string_view::npos) return false;
+  *line = in.substr(pos, end - pos);
+  return true;
+}
+
+// A decimal length, as Redis reads it: digits with an optional '-'.
+bool parse_length(std::string_view text, int64_t* value) {
+  if (text.empty() || text.size() > 20) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+void fail(Request* out, std::string message) {
+  out->state = Request::State::kError;
+  out->error = "Protocol error: " + std::move(message);
+}
+
+void parse_inline(std::string_view in, const Limits& limits, Request* out) {
+  const size_t newline = in.find('\n');
+  if (newline == std::string_view::npos) {
+    if (in.size() > limits.max_inline) fail(out, "too big inline request");
+    return;
+  }
+  if (newline > limits.max_inline) return fail(out, "too big inline request");
+  std::string_view line = in.substr(0, newline);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (size_t pos = 0; pos < line.size();) {
+    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+    size_t end = pos;
+    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
+    if (end > pos) out->args.push_back(line.substr(pos, end - pos));
+    pos = end;
+  }
+  out->state = Request::State::kComplete;
+  out->consumed = newline + 1;
+}
+
+}  // namespace
+
+void parse_request(std::string_view in, const Limits& limits, Request* out) {
+  out->state = Request::State::kIncomplete;
+  out->consumed = 0;
+  out->args.clear();
+  out->error.clear();
+  if (in.empty()) return;
+  if (in[0] != '*') return parse_inline(in, limits, out);
+
+  std::string_view line;
+  if (!line_at(in, 0, &line)) {
+    if (in.size() > limits.max_inline) fail(out, "too big multibulk count line");
+    return;
+  }
+  int64_t count = 0;
+  if (!parse_length(line.substr(1), &count) || count > static_cast<int64_t>(limits.max_args)) {
+    return fail(out, "invalid multibulk length");
+  }
+  size_t pos = line.size() + 2;
+  if (count <= 0) {  // "*0" and "*-1" are empty requests, skipped as Redis does
+    out->state = Request::State::kComplete;
+    out->consumed = pos;
+    return;
+  }
+  uint64_t total = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    if (pos >= in.size()) return;
+    if (in[pos] != '$') {
+      return fail(out, fmt::format("expected '$', got '{}'", printable(in.substr(pos, 1))));
+    }
+    if (!line_at(in, pos, &line)) {
+      if (in.size() - pos > limits.max_inline) fail(out, "too big bulk length line");
+      return;
+    }
+    int64_t length = 0;
+    if (!parse_length(line.substr(1), &length) || length < 0) return fail(out, "invalid bulk length");
+    if (static_cast<uint64_t>(length) > limits.max_bulk) {
+      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", length, limits.max_bulk));
+    }
+    total += static_cast<uint64_t>(length);
+    if (total > limits.max_request) {
+      return fail(out, fmt::format("request larger than {} bytes", limits.max_request));
+    }
+    pos += line.size() + 2;
+    const auto size = static_cast<size_t>(length);
+    if (in.size() - pos < size + 2) return;
+    if (in[pos + size] != '\r' || in[pos + size + 1] != '\n') return fail(out, "bulk not followed by CRLF");
+    out->args.push_back(in.substr(pos, size));
+    pos += size + 2;
+  }
+  out->state = Request::State::kComplete;
+  out->consumed = pos;
+}
+
+void simple(std::string* out, std::string_view text) {
+  out->push_back('+');
+  out->append(text);
+  out->append("\r\n");
+}
+
+void error(std::string* out, std::string_view message) {
+  out->push_back('-');
+  for (char c : message) out->push_back(c == '\r' || c == '\n' ? ' ' : c);
+  out->append("\r\n");
+}
+
+void integer(std::string* out, int64_t value) { fmt::format_to(std::back_inserter(*out), ":{}\r\n", value); }
+
+void bulk(std::string* out, std::string_view bytes) {
+  fmt::format_to(std::back_inserter(*out), "${}\r\n", bytes.size());
+  out->append(bytes);
+  out->append("\r\n");
+}
+
+void nil(std::string* out) { out->append("$-1\r\n"); }
+
+void array(std::string* out, size_t count) { fmt::format_to(std::back_inserter(*out), "*{}\r\n", count); }
+
+std::string printable(std::string_view text, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    out.push_back(c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?');
+  }
+  if (text.size() > max) out += "...";
+  return out;
+}
+
+}  // namespace commitlog::kv::resp

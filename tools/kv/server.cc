@@ -1,0 +1,434 @@
+#include "tools/kv/server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <concepts>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+
+#include <boost/fiber/all.hpp>
+#include <fmt/core.h>
+
+#include "tools/kv/deferred_policy.h"
+#include "tools/kv/durability.h"
+#include "tools/kv/fiber_io.h"
+#include "tools/kv/mutation.h"
+#include "tools/kv/snapshot.h"
+
+namespace commitlog::kv {
+namespace {
+
+constexpr size_t kConnectionStack = 256u << 10;
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// CommitLog::discard(table, up_to) comes with issue 8; until this build's
+// CommitLog has it, snapshots are still written but the log is not trimmed.
+template <typename Log>
+constexpr bool kLogCanDiscard = requires(Log& log, uint32_t table, Position up_to) {
+  { log.discard(table, up_to) } -> std::convertible_to<Status>;
+};
+
+template <typename Log>
+Status discard_log(Log& log, uint32_t table, Position up_to) {
+  if constexpr (kLogCanDiscard<Log>) {
+    return log.discard(table, up_to);
+  } else {
+    (void)log, (void)table, (void)up_to;
+    return Status::not_supported("CommitLog::discard is not in this build: the log is not trimmed");
+  }
+}
+
+// Options::on_flush_request (issue 8) asks the embedder to flush tables when
+// the log is over commitlog_total_space; for this server a flush is a
+// snapshot. Hooked only when this build's Options has it.
+template <typename O>
+void hook_flush_requests(O& options, std::function<void()> snapshot_now) {
+  if constexpr (requires { options.on_flush_request = [](std::vector<uint32_t>) {}; }) {
+    options.on_flush_request = [snapshot_now](std::vector<uint32_t>) { snapshot_now(); };
+  } else {
+    (void)options, (void)snapshot_now;
+  }
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options) : options_(std::move(options)) {
+  log_dir_ = options_.dir + "/commitlog";
+  policy_name_ = options_.log.sync_policy;
+}
+
+Server::~Server() {
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+}
+
+Status Server::start() {
+  started_at_ = std::chrono::steady_clock::now();
+  CL_RETURN_IF_ERROR(load());
+
+  auto wrapped = register_deferred_policy(policy_name_);
+  if (!wrapped.ok()) return wrapped.status();
+  Options log_options = options_.log;
+  log_options.directory = log_dir_;
+  log_options.sync_policy = *wrapped;
+  // Called on the log's own thread: only wakes the snapshotter.
+  hook_flush_requests(log_options, [this] {
+    {
+      std::lock_guard lock(snapshot_mu_);
+      snapshot_.due = snapshot_.requested = true;
+    }
+    snapshot_cv_.notify_all();
+  });
+  auto log = CommitLog::open(log_options);
+  if (!log.ok()) return log.status();
+  log_ = std::move(log).value();
+  store_.attach(log_.get());
+  durability_ = std::make_unique<DurabilityThread>(*log_);
+
+  const uint64_t max_bulk = log_options.effective_max_mutation_size();
+  resp::Limits limits;
+  limits.max_bulk = max_bulk;
+  limits.max_request = max_bulk + (1u << 20);
+  env_.reset(new ConnectionEnv{store_, limits, counters_,
+                               [this](std::span<const std::string_view> s) { return info(s); }});
+  CL_RETURN_IF_ERROR(listen());
+  fmt::print("commitlog-kv: listening on {}:{} (commitlog_sync {}, {} threads, snapshot every {} ms)\n",
+             options_.bind, port_, policy_name_, options_.threads, options_.snapshot_interval.count());
+  std::fflush(stdout);
+  return {};
+}
+
+Status Server::load() {
+  FileSystem& fs = *options_.log.file_system;
+  CL_RETURN_IF_ERROR(fs.create_dirs(options_.dir));
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> passed_over;
+  auto snapshot = load_newest_snapshot(
+      fs, options_.dir, [this](std::string_view k, std::string_view v) { store_.load(k, v); }, &passed_over);
+  if (!snapshot.ok()) return snapshot.status();
+  for (const std::string& w : passed_over) fmt::print(stderr, "commitlog-kv: snapshot {}\n", w);
+  if (!passed_over.empty() && options_.recovery == RecoveryMode::kStrict) {
+    // An older snapshot may rest on log segments already discarded.
+    return Status::corruption("a snapshot does not verify; start with --recovery skip to use an older one");
+  }
+  std::optional<Position> from;
+  if (*snapshot) {
+    from = (*snapshot)->position;
+    startup_.snapshot_path = (*snapshot)->path;
+    startup_.snapshot_keys = (*snapshot)->entries;
+    startup_.snapshot_ms = ms_since(started);
+    fmt::print("commitlog-kv: loaded snapshot {} ({} keys, marker at {}) in {:.1f} ms\n", startup_.snapshot_path,
+               startup_.snapshot_keys, from->to_string(), startup_.snapshot_ms);
+  }
+
+  started = std::chrono::steady_clock::now();
+  if (fs.exists(log_dir_)) {
+    ReplayOptions replay_options;
+    replay_options.mode = options_.recovery;
+    replay_options.from = from;
+    replay_options.file_system = &fs;
+    ReplayReport report = replay_directory(log_dir_, replay_options, [this](const ReplayedMutation& m) {
+      if (m.table != kDataTable) return Status{};
+      // Snapshot markers (the loaded snapshot's own first) change nothing.
+      const bool marker = !m.payload.empty() && m.payload[0] == std::byte{static_cast<uint8_t>(Op::kSnapshotMarker)};
+      startup_.replayed += marker ? 0 : 1;
+      return store_.apply_replayed(m.payload);
+    });
+    for (const ReplayProblem& p : report.problems) {
+      if (p.corruption) {
+        fmt::print(stderr, "commitlog-kv: replay: {} at {}:{} ({} bytes)\n", p.kind, p.file, p.offset, p.bytes);
+      }
+    }
+    if (!report.status.ok()) return report.status;
+    startup_.replay_segments = report.segments;
+    startup_.torn_tail_bytes = report.torn_tail_bytes;
+    startup_.corruptions = report.corruptions;
+  }
+  startup_.replay_ms = ms_since(started);
+  fmt::print("commitlog-kv: replayed {} mutations from {} segments in {:.1f} ms (torn tail {} bytes, {} corruptions)\n",
+             startup_.replayed, startup_.replay_segments, startup_.replay_ms, startup_.torn_tail_bytes,
+             startup_.corruptions);
+  {
+    std::lock_guard lock(snapshot_mu_);
+    snapshot_.due = startup_.replayed > 0;
+    if (*snapshot) snapshot_.position = (*snapshot)->position;
+  }
+  // A crash while writing a snapshot leaves its .tmp; older snapshots may
+  // remain from a crash between a rename and their removal.
+  std::optional<Position> keep;
+  if (*snapshot) keep = (*snapshot)->position;
+  CL_RETURN_IF_ERROR(remove_old_snapshots(fs, options_.dir, keep));
+  return {};
+}
+
+Status Server::listen() {
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  if (options_.bind.find(':') != std::string::npos) {
+    auto* a6 = reinterpret_cast<sockaddr_in6*>(&address);
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons(static_cast<uint16_t>(options_.port));
+    if (::inet_pton(AF_INET6, options_.bind.c_str(), &a6->sin6_addr) != 1) {
+      return Status::invalid_argument("--bind: '" + options_.bind + "' is not an IP address");
+    }
+    length = sizeof(sockaddr_in6);
+  } else {
+    auto* a4 = reinterpret_cast<sockaddr_in*>(&address);
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons(static_cast<uint16_t>(options_.port));
+    if (::inet_pton(AF_INET, options_.bind.c_str(), &a4->sin_addr) != 1) {
+      return Status::invalid_argument("--bind: '" + options_.bind + "' is not an IP address");
+    }
+    length = sizeof(sockaddr_in);
+  }
+  listen_fd_ = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return Status::from_errno(errno, "socket");
+  const int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const std::string where = options_.bind + ":" + std::to_string(options_.port);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), length) != 0) {
+    return Status::from_errno(errno, "bind " + where);
+  }
+  if (::listen(listen_fd_, 1024) != 0) return Status::from_errno(errno, "listen " + where);
+  length = sizeof address;
+  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return Status::from_errno(errno, "getsockname");
+  }
+  port_ = ntohs(address.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
+                                              : reinterpret_cast<sockaddr_in*>(&address)->sin_port);
+  return {};
+}
+
+void Server::worker() {
+  boost::fibers::use_scheduling_algorithm<EpollScheduler>();
+  ThreadDurability durability(*durability_);
+  boost::fibers::fiber acceptor([this] { accept_loop(); });
+  acceptor.join();
+}
+
+void Server::accept_loop() {
+  Socket listener(listen_fd_, /*owned=*/false);
+  if (!listener.status().ok()) {
+    fmt::print(stderr, "commitlog-kv: {}\n", listener.status().to_string());
+    return;
+  }
+  while (true) {
+    auto fd = listener.accept();
+    if (!accepting_.load()) return;
+    if (!fd.ok()) {
+      // Out of descriptors or memory: let the connections finish, then retry.
+      fmt::print(stderr, "commitlog-kv: {}\n", fd.status().to_string());
+      boost::this_fiber::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    boost::fibers::fiber(std::allocator_arg, boost::fibers::protected_fixedsize_stack(kConnectionStack),
+                         [this, client = *fd] { serve_connection(client, *env_); })
+        .detach();
+  }
+}
+
+void Server::snapshot_loop() {
+  std::unique_lock lock(snapshot_mu_);
+  while (!stopping_) {
+    const auto woken = [&] { return stopping_ || snapshot_.requested; };
+    if (options_.snapshot_interval.count() > 0) {
+      snapshot_cv_.wait_for(lock, options_.snapshot_interval, woken);
+    } else {
+      snapshot_cv_.wait(lock, woken);
+    }
+    if (stopping_) break;
+    snapshot_.requested = false;
+    lock.unlock();
+    Status status = maybe_snapshot();
+    if (!status.ok()) fmt::print(stderr, "commitlog-kv: snapshot: {}\n", status.to_string());
+    lock.lock();
+  }
+}
+
+Status Server::maybe_snapshot() {
+  std::lock_guard run(snapshot_run_mu_);
+  const uint64_t writes = store_.writes();
+  uint64_t number = 0;
+  {
+    std::lock_guard lock(snapshot_mu_);
+    if (writes == snapshot_.writes_covered && !snapshot_.due) return {};
+    number = snapshot_.count + 1;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  // 1. A marker in the log and the table as of it.
+  auto image = store_.capture(number);
+  if (!image.ok()) return image.status();
+  // 2. Everything before the marker durable, so the snapshot never holds a
+  //    write the log could still lose.
+  Status status = log_->sync();
+  // 3. The snapshot: temp file, fsync, rename, fsync of the directory.
+  FileSystem& fs = *options_.log.file_system;
+  auto path = status.ok() ? write_snapshot(fs, options_.dir, *image) : Result<std::string>(status);
+  // 4. Only now the log before the marker, and the older snapshots, go.
+  Status discarded = path.ok() ? discard_log(*log_, kDataTable, image->position) : path.status();
+  if (path.ok()) status = remove_old_snapshots(fs, options_.dir, image->position);
+  const double ms = ms_since(started);
+  std::lock_guard lock(snapshot_mu_);
+  if (!path.ok()) {
+    snapshot_.last_error = path.status().to_string();
+    return path.status();
+  }
+  snapshot_.count = number;
+  snapshot_.position = image->position;
+  snapshot_.keys = image->entries.size();
+  snapshot_.ms = ms;
+  snapshot_.writes_covered = writes;
+  snapshot_.due = false;
+  if (discarded.ok()) {
+    ++snapshot_.discards;
+    snapshot_.last_error.clear();
+  } else {
+    if (snapshot_.last_error != discarded.to_string()) {
+      fmt::print(stderr, "commitlog-kv: discard: {}\n", discarded.to_string());
+    }
+    snapshot_.last_error = discarded.to_string();
+  }
+  fmt::print("commitlog-kv: snapshot {}: {} keys at {} in {:.1f} ms{}\n", number, image->entries.size(),
+             image->position.to_string(), ms, discarded.ok() ? ", log discarded up to it" : "");
+  std::fflush(stdout);
+  return status;
+}
+
+int Server::run() {
+  for (int i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { worker(); });
+  snapshot_thread_ = std::thread([this] { snapshot_loop(); });
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  int signal = 0;
+  while (sigwait(&signals, &signal) != 0) {
+  }
+  fmt::print("commitlog-kv: {} received, stopping\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  {
+    std::lock_guard lock(snapshot_mu_);
+    stopping_ = true;
+  }
+  snapshot_cv_.notify_all();
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();
+  accepting_.store(false);
+  ::shutdown(listen_fd_, SHUT_RDWR);
+  int code = 0;
+  Status status = maybe_snapshot();
+  if (!status.ok()) {
+    fmt::print(stderr, "commitlog-kv: final snapshot: {}\n", status.to_string());
+    code = 1;
+  }
+  Status closed = log_->close();
+  if (!closed.ok()) {
+    fmt::print(stderr, "commitlog-kv: close: {}\n", closed.to_string());
+    code = 1;
+  }
+  fmt::print("commitlog-kv: stopped\n");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Connection fibers may still be parked on their sockets; nothing of
+  // theirs needs unwinding once the log is closed.
+  std::_Exit(code);
+}
+
+std::string Server::info(std::span<const std::string_view> sections) {
+  auto wanted = [&](std::string_view name) {
+    if (sections.empty()) return true;
+    for (std::string_view s : sections) {
+      if (s == name || s == "all" || s == "default" || s == "everything") return true;
+    }
+    return false;
+  };
+  std::string out;
+  auto line = [&](std::string_view key, const auto& value) { out += fmt::format("{}:{}\r\n", key, value); };
+  if (wanted("server")) {
+    out += "# Server\r\n";
+    line("redis_version", "7.0.0");
+    line("commitlog_kv_version", "0.1.0");
+    line("process_id", ::getpid());
+    line("tcp_port", port_);
+    line("io_threads", options_.threads);
+    line("uptime_in_seconds", static_cast<int64_t>(ms_since(started_at_) / 1000));
+    out += "\r\n";
+  }
+  if (wanted("clients")) {
+    out += "# Clients\r\n";
+    line("connected_clients", counters_.connected.load());
+    out += "\r\n";
+  }
+  if (wanted("stats")) {
+    out += "# Stats\r\n";
+    line("total_connections_received", counters_.connections_received.load());
+    line("total_commands_processed", counters_.commands.load());
+    line("total_protocol_errors", counters_.protocol_errors.load());
+    line("total_durability_failures", counters_.durability_failures.load());
+    line("total_writes", store_.writes());
+    out += "\r\n";
+  }
+  if (wanted("memory")) {
+    out += "# Memory\r\n";
+    line("kv_data_bytes", store_.bytes());
+    out += "\r\n";
+  }
+  if (wanted("persistence")) {
+    std::lock_guard lock(snapshot_mu_);
+    out += "# Persistence\r\n";
+    line("kv_snapshots", snapshot_.count);
+    line("kv_snapshot_interval_ms", options_.snapshot_interval.count());
+    line("kv_last_snapshot_position", snapshot_.position ? snapshot_.position->to_string() : "none");
+    line("kv_last_snapshot_keys", snapshot_.keys);
+    line("kv_last_snapshot_ms", fmt::format("{:.1f}", snapshot_.ms));
+    line("kv_log_discards", snapshot_.discards);
+    line("kv_log_discard", kLogCanDiscard<CommitLog> ? "supported" : "unavailable");
+    line("kv_last_snapshot_error", snapshot_.last_error.empty() ? "none" : snapshot_.last_error);
+    line("kv_startup_snapshot_keys", startup_.snapshot_keys);
+    line("kv_startup_replayed_mutations", startup_.replayed);
+    line("kv_startup_replay_ms", fmt::format("{:.1f}", startup_.replay_ms));
+    line("kv_startup_torn_tail_bytes", startup_.torn_tail_bytes);
+    out += "\r\n";
+  }
+  if (wanted("commitlog")) {
+    const CommitLogStats s = log_->stats();
+    auto files = list_segment_files(*options_.log.file_system, log_dir_);
+    out += "# Commitlog\r\n";
+    line("commitlog_sync", policy_name_);
+    line("commitlog_directory", log_dir_);
+    line("commitlog_segment_size", log_->options().segment_size);
+    line("commitlog_max_mutation_size", log_->options().effective_max_mutation_size());
+    line("commitlog_segment_files", files.ok() ? files->size() : 0);
+    line("commitlog_flushes", s.flushes);
+    line("commitlog_seals", s.seals);
+    line("commitlog_flushed_mutations", s.flushed_mutations);
+    line("commitlog_mutations_per_flush",
+         fmt::format("{:.2f}", s.flushes ? static_cast<double>(s.flushed_mutations) / static_cast<double>(s.flushes) : 0.0));
+    line("commitlog_avg_flush_us",
+         fmt::format("{:.1f}", s.flushes ? static_cast<double>(s.flush_nanos) / 1e3 / static_cast<double>(s.flushes) : 0.0));
+    line("commitlog_segment_switches", s.segment_switches);
+    line("commitlog_allocation_waits", s.allocation_waits);
+    line("commitlog_producers_waiting", s.producers_waiting);
+    line("commitlog_durable_position", s.durable.to_string());
+    out += "\r\n";
+  }
+  if (wanted("keyspace")) {
+    DurableFence unused;  // an approximate count needs no durability
+    out += "# Keyspace\r\n";
+    line("db0", fmt::format("keys={},expires=0,avg_ttl=0", store_.size(unused)));
+    out += "\r\n";
+  }
+  return out;
+}
+
+}  // namespace commitlog::kv
