@@ -134,7 +134,7 @@ class FaultFileSystem::FaultFile final : public File {
     const std::vector<std::byte>& data = node_->data;
     if (offset >= data.size()) return size_t{0};
     const size_t n = std::min<size_t>(out.size(), data.size() - offset);
-    std::memcpy(out.data(), data.data() + offset, n);
+    if (n > 0) std::memcpy(out.data(), data.data() + offset, n);
     return n;
   }
 
@@ -340,7 +340,7 @@ std::unique_ptr<FaultFileSystem> FaultFileSystem::crash(CrashMode mode, uint64_t
     size_t size = now.size();
     if (m == CrashMode::kDrop || (m == CrashMode::kTear && rng() % 4 == 0)) size = old.size();
     std::vector<std::byte> image(size);
-    std::memcpy(image.data(), old.data(), std::min(size, old.size()));
+    std::copy_n(old.begin(), std::min(size, old.size()), image.begin());
     if (m == CrashMode::kDrop || m == CrashMode::kOldContents) return image;
     // image holds the old contents; now decide sector by sector where the
     // new contents differ.
