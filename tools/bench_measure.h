@@ -47,6 +47,7 @@ struct ProcessUsage {
   double sys_us = 0;
   uint64_t voluntary_switches = 0;
   uint64_t involuntary_switches = 0;
+  uint64_t write_bytes = 0;  // /proc/self/io: bytes sent towards the device
   uint64_t context_switches() const { return voluntary_switches + involuntary_switches; }
 };
 ProcessUsage process_usage();

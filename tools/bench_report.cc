@@ -79,6 +79,12 @@ const std::vector<Column>& columns() {
          return p.syncs == 0 ? none()
                              : number(static_cast<double>(p.ops) / static_cast<double>(p.syncs));
        }},
+      {"device_kib_per_fsync", "dev KiB/fsync",
+       [](A, P p) {
+         return p.syncs == 0 ? none()
+                             : number(static_cast<double>(p.usage.write_bytes) / 1024.0 /
+                                      static_cast<double>(p.syncs));
+       }},
       {"rss_mib", "RSS MiB", [](A, P p) { return number(mib(p.rss_bytes)); }},
       {"rss_delta_mib", nullptr,
        [](A, P p) { return number(mib(p.rss_bytes) - mib(p.rss_before)); }},
