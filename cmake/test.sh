@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite.
-# With CI=true it also runs the suite under ASan+UBSan and under TSan.
+# With CI=true (or COMMITLOG_SANITIZERS=1) it then also builds and runs the
+# suite under ASan+UBSan and under TSan, and runs each libFuzzer target for
+# a minute (cmake/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash cmake/install-deps.sh
@@ -13,4 +15,5 @@ if [[ "${CI:-}" == "true" || "${COMMITLOG_SANITIZERS:-}" == "1" ]]; then
     cmake --build --preset "$preset"
     ctest --preset "$preset" -j2 --timeout 900
   done
+  FUZZ_SECONDS=${FUZZ_SECONDS:-60} bash cmake/fuzz.sh
 fi

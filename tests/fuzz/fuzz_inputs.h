@@ -1,0 +1,16 @@
+// What the fuzz targets do with one input, shared with the regression test
+// that replays every input that ever crashed (tests/fuzz_regression_test.cc).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace commitlog::fuzzing {
+
+// Parses `file` as a segment file the way the replayer does. Returns the
+// number of intact entries it found; must never crash or read out of bounds.
+size_t read_segment(std::span<const std::byte> file);
+// Loads `text` as a config file. Returns true if it loaded.
+bool read_config(std::span<const std::byte> text);
+
+}  // namespace commitlog::fuzzing

@@ -1,0 +1,12 @@
+// libFuzzer target: any bytes as a segment file, through everything replay
+// does with one (header, compressed image, sections, entries).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "tests/fuzz/fuzz_inputs.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  commitlog::fuzzing::read_segment(std::as_bytes(std::span(data, size)));
+  return 0;
+}
