@@ -15,7 +15,7 @@ for target in segment_reader config; do
   corpus=$(mktemp -d)
   cp tests/fuzz/seeds/"$kind"/* "$corpus"/
   echo "fuzz_$target: ${seconds}s"
-  build-fuzz/tests/fuzz/fuzz_"$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  build-fuzz/bin/fuzz_"$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
     -artifact_prefix=tests/fuzz/regressions/"$kind"/ "$corpus" 2>&1 | tail -n 3
   rm -rf "$corpus"
 done
