@@ -40,6 +40,16 @@ bool zero(std::span<const std::byte> bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
 }
 
+// The first valid section header at or after `from`, or UINT64_MAX.
+uint64_t find_section(std::span<const std::byte> file, const SegmentHeader& header, uint64_t from) {
+  SectionHeader s;
+  for (uint64_t at = format::align_up(from); at + format::kSectionHeaderSize <= file.size();
+       at += format::kAlignment) {
+    if (valid_section_at(file, header, at, &s)) return at;
+  }
+  return UINT64_MAX;
+}
+
 uint64_t nonzero_tail(std::span<const std::byte> file, uint64_t from) {
   uint64_t end = file.size();
   while (end > from && file[end - 1] == std::byte{0}) --end;
@@ -80,6 +90,15 @@ SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHe
     if (out.size() < s.image_offset + s.image_length) out.resize(s.image_offset + s.image_length);
     std::span<std::byte> target{out.data() + s.image_offset, s.image_length};
     if (checksum(stored) != s.stored_checksum) {
+      if (find_section(file, header, section_end) == UINT64_MAX) {
+        // The last section: a power loss between its pwrite and its
+        // fdatasync can keep the header's sector and not all the stored
+        // bytes'. Like a damaged last header, it is the torn end of the file;
+        // the image stays as the sections before it left it.
+        image.torn_offset = at;
+        image.torn_bytes = nonzero_tail(file, at);
+        break;
+      }
       image.damage.push_back({at, section_end - at, DamageKind::kBadSectionChecksum});
     } else if ((s.flags & format::kSectionRaw) != 0) {
       std::memcpy(target.data(), stored.data(), stored.size());

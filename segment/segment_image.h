@@ -5,8 +5,10 @@
 // A section whose header checksum fails, with a valid section after it, is
 // damage (the reader skips to that section); with nothing valid after it, it
 // is the torn end of the file. A section whose stored bytes fail their
-// checksum, or do not decompress to exactly their stated length, is damage;
-// the decoder never reads or writes out of bounds. Damaged parts of the image
+// checksum is damage too, or the torn end when it is the last section (a power
+// loss between its pwrite and its fdatasync); one whose bytes do not
+// decompress to exactly their stated length is damage. The decoder never
+// reads or writes out of bounds. Damaged parts of the image
 // stay zero, so the segment reader sees them as damage too.
 #pragma once
 

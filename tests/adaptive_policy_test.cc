@@ -11,9 +11,13 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
+#include <thread>
 #include <vector>
 
+#include "commitlog/commit_log.h"
 #include "policies/registry.h"
+#include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
@@ -443,6 +447,31 @@ TEST_CASE("adaptive: scripted states -- a lone producer back before on_flush() i
   const SyncPlan p = policy->plan(s);
   CHECK(p.at <= s.now);
   CHECK(p.reason == SyncReason::kProducerRequest);
+}
+
+TEST_CASE("adaptive: a real log counts every flush by reason and by group size") {
+  testing::TempDir dir;
+  Options options;
+  options.directory = dir.path();
+  options.sync_policy = "adaptive";
+  options.segment_size = 1 << 20;
+  auto log = CommitLog::open(options);
+  REQUIRE_MESSAGE(log.ok(), log.status().to_string());
+  constexpr int kThreads = 4, kPerThread = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kPerThread; ++i) REQUIRE((*log)->append(1, "mutation").ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  REQUIRE((*log)->close().ok());
+  const MetricsSnapshot m = (*log)->metrics();  // the sync thread has stopped
+  const uint64_t flushes = std::accumulate(m.syncs_by_reason.begin(), m.syncs_by_reason.end(), uint64_t{0});
+  CHECK(flushes > 0);
+  CHECK(m.syncs_by_reason[static_cast<size_t>(SyncReason::kProducerRequest)] > 0);
+  CHECK(m.mutations_per_sync.count() == flushes);
+  CHECK(m.mutations_completed == kThreads * kPerThread);
 }
 
 }  // namespace

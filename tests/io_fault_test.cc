@@ -260,7 +260,7 @@ TEST_CASE("io fault: a later segment that cannot be made fails the append that n
   // The first segment and the spare one are made; the fault hits the next.
   for (Op op : {Op::kOpen, Op::kAllocate, Op::kMap, Op::kSyncDir}) {
     for (int error : {EIO, ENOSPC}) {
-      for (const char* policy : {"batch", "group"}) {
+      for (const std::string policy : {"batch", "group"}) {
         const std::string op_name = testing::op_name(op);
         CAPTURE(op_name);
         CAPTURE(error);
@@ -281,6 +281,7 @@ TEST_CASE("io fault: a later segment that cannot be made fails the append that n
         const Status after = (*log)->append(1, payload_text(0, 9999)).status();
         CHECK(after.code() == code_for(error));
         CHECK((*log)->sync().code() == code_for(error));
+        fs.pull_plug();  // a crash now must not lose what was acknowledged
         CHECK((*log)->close().code() == code_for(error));
         log->reset();
         check_acknowledged_survive(fs, acked);
@@ -319,7 +320,7 @@ ProducersOutcome run_producers_until_failure(CommitLog& log, int producers, int 
 }
 
 TEST_CASE("io fault: a failed msync is sticky, names msync, and acknowledges nothing unsynced") {
-  for (const char* policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group"}) {
     for (int error : {EIO, ENOSPC}) {
       for (int after : {0, 1, 5, 17}) {
         CAPTURE(policy);
@@ -327,7 +328,7 @@ TEST_CASE("io fault: a failed msync is sticky, names msync, and acknowledges not
         CAPTURE(after);
         FaultFileSystem fs;
         Options options = fault_options(fs, policy);
-        options.segment_size = 4 << 20;  // no segment switch: the fault hits a flush
+        options.segment_size = 512 << 10;  // no segment switch: the fault hits a flush
         auto log = CommitLog::open(options);
         REQUIRE(log.ok());
         wait_for_spare_segment(fs);
@@ -343,6 +344,7 @@ TEST_CASE("io fault: a failed msync is sticky, names msync, and acknowledges not
         const Status again = (*log)->append(1, payload_text(9, 0)).status();
         CHECK(again.code() == code_for(error));
         CHECK((*log)->sync().code() == code_for(error));
+        fs.pull_plug();  // a crash now must not lose what was acknowledged
         CHECK((*log)->close().code() == code_for(error));
         log->reset();
         check_acknowledged_survive(fs, outcome.acked);
@@ -372,6 +374,7 @@ TEST_CASE("io fault: compressed segments fail cleanly on pwrite and fdatasync fa
       CHECK_MESSAGE(mentions(failure, op), failure.to_string());
       CHECK((*log)->append(1, payload_text(0, 9999)).status().code() == code_for(error));
       CHECK((*log)->sync().code() == code_for(error));
+      fs.pull_plug();  // a crash now must not lose what was acknowledged
       log->reset();
       check_acknowledged_survive(fs, acked);
     }
@@ -383,7 +386,7 @@ TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed
   // may have dropped the dirty pages, and a later sync that "succeeds" then
   // covers nothing. This file system really persists on the retry, so here
   // everything acknowledged survives; on a real disk it may not.
-  for (const char* policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group"}) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto log = CommitLog::open(fault_options(fs, policy, CommitFailurePolicy::kIgnore));
@@ -416,7 +419,7 @@ TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed
 TEST_CASE("io fault: commit_failure_policy ignore with a disk that keeps failing") {
   // Every msync fails from now on: each append waiting for durability must
   // get the error (not wait forever), and the log stays open.
-  for (const char* policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group"}) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto log = CommitLog::open(fault_options(fs, policy, CommitFailurePolicy::kIgnore));
@@ -431,8 +434,14 @@ TEST_CASE("io fault: commit_failure_policy ignore with a disk that keeps failing
     }
     CHECK((*log)->sync().code() == ErrorCode::kIoError);
     fs.clear_faults();
-    // The disk is back: appends succeed again.
-    CHECK((*log)->append(1, payload_text(0, 10)).ok());
+    // The disk is back: appends succeed again. One more may still get the
+    // error of a flush that called msync before the fault was cleared.
+    Status back = (*log)->append(1, payload_text(0, 10)).status();
+    if (!back.ok()) {
+      CHECK_MESSAGE(mentions(back, Op::kSyncMapped), back.to_string());
+      back = (*log)->append(1, payload_text(0, 11)).status();
+    }
+    CHECK_MESSAGE(back.ok(), back.to_string());
     CHECK((*log)->close().ok());
   }
 }

@@ -370,11 +370,11 @@ void power_loss_run(const std::string& policy, uint64_t seed, uint64_t max_acks,
 }
 
 TEST_CASE("power loss: batch policy, random crash points, every crash mode") {
-  for (uint64_t seed : seeds(0xb000, 100)) power_loss_run("batch", seed, 400);
+  for (uint64_t seed : seeds(0xb000, 150)) power_loss_run("batch", seed, 400);
 }
 
 TEST_CASE("power loss: group policy (1 ms window), random crash points, every crash mode") {
-  for (uint64_t seed : seeds(0x9000, 50)) power_loss_run("group", seed, 300);
+  for (uint64_t seed : seeds(0x9000, 60)) power_loss_run("group", seed, 300);
 }
 
 TEST_CASE("power loss: LZ4-compressed segments, random crash points, every crash mode") {
@@ -385,7 +385,7 @@ TEST_CASE("power loss: LZ4-compressed segments, random crash points, every crash
 }
 
 TEST_CASE("power loss: a second run on the crashed disk, then a second crash") {
-  for (uint64_t seed : seeds(0x2000, 30)) {
+  for (uint64_t seed : seeds(0x2000, 40)) {
     CAPTURE(seed);
     std::mt19937_64 rng(mix(seed) ^ 0x5678);
     const std::string policy = seed % 2 == 0 ? "batch" : "group";
@@ -420,7 +420,7 @@ TEST_CASE("power loss: a second run on the crashed disk, then a second crash") {
 }
 
 TEST_CASE("power loss: a crash before anything is appended leaves an empty, valid log") {
-  for (const char* policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group"}) {
     CAPTURE(policy);
     FaultFileSystem fs;
     {
