@@ -17,6 +17,7 @@ packages=(
   librocksdb-dev                            # the peer engine in `commitlog bench`
   gnuplot-nox                               # plots in docs/benchmarks.md
   clang-14 libclang-rt-14-dev               # libFuzzer targets and sanitizer runtimes
+  redis-server redis-tools                  # commitlog-kv's peer and clients (scripts/kv-bench.sh, kv-crash.sh)
 )
 
 missing=()

@@ -6,16 +6,18 @@
 #
 #   scripts/kv-bench.sh [N]        N requests per test [10000]
 #
-# For each client count, every server is started in a fresh directory, on its
-# own loopback port, benchmarked, and stopped, one after the other, so that
-# the columns of one row are measured minutes apart at most.
+# For each repeat and client count, every server is started in a fresh
+# directory, on its own loopback port, benchmarked, and stopped, one after
+# the other, so that the servers compared are measured seconds apart. Each
+# cell of the table is the median of the repeats.
 #
 # Environment (defaults in brackets):
 #   KV               [build/bin/commitlog-kv under the repository]
 #   REDIS_SERVER, REDIS_BENCHMARK   [redis-server, redis-benchmark]
 #   CLIENTS          ["1 16 64 256"]
 #   POLICIES         commit-log policies ["batch group adaptive periodic"]
-#   WINDOW_MS        group window [2]
+#   WINDOW_MS        group window [1]
+#   REPEAT           runs of each cell; the table shows the median [3]
 #   VALUE_SIZE       redis-benchmark -d [3, its default]
 #   WORK             scratch directory, on the disk to measure [mktemp -d]
 set -euo pipefail
@@ -28,7 +30,8 @@ redis_server=${REDIS_SERVER:-redis-server}
 redis_benchmark=${REDIS_BENCHMARK:-redis-benchmark}
 read -r -a clients <<< "${CLIENTS:-1 16 64 256}"
 read -r -a policies <<< "${POLICIES:-batch group adaptive periodic}"
-window=${WINDOW_MS:-2}
+window=${WINDOW_MS:-1}
+repeat=${REPEAT:-3}
 value_size=${VALUE_SIZE:-3}
 [[ -x $kv ]] || { echo "$0: $kv is not executable; build it or set KV" >&2; exit 2; }
 for tool in "$redis_server" "$redis_benchmark"; do
@@ -39,7 +42,7 @@ mkdir -p "$work"
 echo "scratch directory $work on $(df --output=fstype "$work" | tail -1) ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 
 server_pid=
-cleanup() { [[ -n $server_pid ]] && kill -9 "$server_pid" 2> /dev/null || true; }
+cleanup() { if [[ -n $server_pid ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi; }
 trap cleanup EXIT
 
 free_port() {
@@ -87,19 +90,22 @@ targets=()
 for p in "${policies[@]}"; do targets+=("kv:$p"); done
 targets+=(redis:always redis:everysec)
 
-declare -A set_rps get_rps set_p50
-for c in "${clients[@]}"; do
-  for target in "${targets[@]}"; do
-    dir=$work/${target/:/-}-c$c
-    start "$target" "$dir"
-    out=$("$redis_benchmark" -p "$port" -t set,get -n "$n" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
-      grep 'requests per second')
-    stop
-    set_rps[$target,$c]=$(sed -n 's/^SET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
-    get_rps[$target,$c]=$(sed -n 's/^GET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
-    set_p50[$target,$c]=$(sed -n 's/^SET: .*p50=\([0-9.]*\) msec.*/\1/p' <<< "$out")
-    echo "$target c=$c: SET ${set_rps[$target,$c]}/s p50 ${set_p50[$target,$c]} ms, GET ${get_rps[$target,$c]}/s" >&2
-    rm -rf "$dir"
+declare -A set_rps get_rps set_p50  # space-separated samples
+for r in $(seq 1 "$repeat"); do
+  for c in "${clients[@]}"; do
+    for target in "${targets[@]}"; do
+      dir=$work/${target/:/-}-c$c
+      start "$target" "$dir"
+      out=$("$redis_benchmark" -p "$port" -t set,get -n "$n" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
+        grep 'requests per second' || true)
+      stop
+      s=$(sed -n 's/^SET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
+      g=$(sed -n 's/^GET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
+      p=$(sed -n 's/^SET: .*p50=\([0-9.]*\) msec.*/\1/p' <<< "$out")
+      set_rps[$target,$c]+=" $s" get_rps[$target,$c]+=" $g" set_p50[$target,$c]+=" $p"
+      echo "run $r $target c=$c: SET ${s:-?}/s p50 ${p:-?} ms, GET ${g:-?}/s" >&2
+      rm -rf "$dir"
+    done
   done
 done
 
@@ -110,21 +116,30 @@ label() {
     redis:*) echo "redis-server appendfsync ${1#redis:}" ;;
   esac
 }
-round() { awk -v x="$1" 'BEGIN { if (x == "") print "-"; else printf "%.0f", x }'; }
+# median SAMPLES...: the median, rounded; "-" without samples.
+median() {
+  (($#)) || { echo "-"; return; }
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf (m < 10 ? "%.2f" : "%.0f"), m }'
+}
 
 header="| server |"
 rule="|---|"
 for c in "${clients[@]}"; do header+=" SET c=$c |"; rule+="---:|"; done
 for c in "${clients[@]}"; do header+=" GET c=$c |"; rule+="---:|"; done
 echo
-echo "requests per second, redis-benchmark -t set,get -n $n -d $value_size (SET p50 latency in ms in brackets)"
+echo "requests per second, median of $repeat runs of redis-benchmark -t set,get -n $n -d $value_size" \
+  "(SET p50 latency in ms in brackets, also a median)"
 echo
 echo "$header"
 echo "$rule"
 for target in "${targets[@]}"; do
   row="| $(label "$target") |"
-  for c in "${clients[@]}"; do row+=" $(round "${set_rps[$target,$c]}") (${set_p50[$target,$c]:--}) |"; done
-  for c in "${clients[@]}"; do row+=" $(round "${get_rps[$target,$c]}") |"; done
+  # shellcheck disable=SC2086  # the samples are meant to split
+  for c in "${clients[@]}"; do row+=" $(median ${set_rps[$target,$c]}) ($(median ${set_p50[$target,$c]})) |"; done
+  # shellcheck disable=SC2086
+  for c in "${clients[@]}"; do row+=" $(median ${get_rps[$target,$c]}) |"; done
   echo "$row"
 done
 [[ -n ${WORK:-} ]] || rm -rf "$work"

@@ -49,7 +49,7 @@ work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/kv-crash.XXXXXX")}
 mkdir -p "$work"
 
 server_pid=
-cleanup() { [[ -n $server_pid ]] && kill -9 "$server_pid" 2> /dev/null || true; }
+cleanup() { if [[ -n $server_pid ]]; then kill -9 "$server_pid" 2> /dev/null || true; fi; }
 trap cleanup EXIT
 
 # start_server DIR CONFIG LOG: starts commitlog-kv on a free port; sets

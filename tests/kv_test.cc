@@ -58,7 +58,8 @@ class KvServer {
  public:
   // Starts commitlog-kv on a free port with `dir` and `flags`, and waits
   // until it listens.
-  KvServer(const std::string& dir, std::vector<std::string> flags, const std::string& out) : out_(out) {
+  KvServer(const std::string& dir, std::vector<std::string> flags, const std::string& out)
+      : out_(out) {
     std::vector<std::string> args = {kv_binary(), "--dir", dir, "--port", "0"};
     args.insert(args.end(), flags.begin(), flags.end());
     std::vector<char*> argv;
@@ -66,7 +67,8 @@ class KvServer {
     argv.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -253,14 +255,16 @@ std::map<std::string, std::string> info(Client& c, const std::string& section) {
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const size_t colon = line.find(':');
-    if (colon != std::string::npos && line[0] != '#') fields[line.substr(0, colon)] = line.substr(colon + 1);
+    if (colon != std::string::npos && line[0] != '#')
+      fields[line.substr(0, colon)] = line.substr(colon + 1);
   }
   return fields;
 }
 
 size_t segment_files(const std::string& dir) {
   size_t n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) n += entry.path().extension() == ".log";
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    n += entry.path().extension() == ".log";
   return n;
 }
 
@@ -312,7 +316,8 @@ TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::s
   CHECK(unknown.type == '-');
   CHECK(unknown.text == "ERR unknown command 'FLUSHALL', with args beginning with: 'x' ");
   CHECK(c.command({"GET"}).text == "ERR wrong number of arguments for 'get' command");
-  CHECK(c.command({"MSET", "a", "1", "b"}).text == "ERR wrong number of arguments for 'mset' command");
+  CHECK(c.command({"MSET", "a", "1", "b"}).text ==
+        "ERR wrong number of arguments for 'mset' command");
   CHECK(c.command({"SET", "a", "1", "EX", "10"}).type == '-');
   // Inline commands, as telnet sends them, and pipelining.
   REQUIRE(c.send("PING\r\nSET inline  value\r\nGET inline\r\n"));
@@ -324,7 +329,8 @@ TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::s
   CHECK(server.alive());
 }
 
-TEST_CASE("kv: malformed input gets a protocol error and the server lives on" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: malformed input gets a protocol error and the server lives on" *
+          doctest::skip(kv_missing())) {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -358,7 +364,8 @@ TEST_CASE("kv: malformed input gets a protocol error and the server lives on" * 
   Client after(server.port());
   CHECK(after.command({"PING"}).text == "PONG");
   CHECK(server.alive());
-  CHECK(std::stoll(info(after, "stats").at("total_protocol_errors")) == static_cast<int64_t>(cases.size()));
+  CHECK(std::stoll(info(after, "stats").at("total_protocol_errors")) ==
+        static_cast<int64_t>(cases.size()));
 }
 
 TEST_CASE("kv: oversized values are refused" * doctest::skip(kv_missing())) {
@@ -374,7 +381,8 @@ TEST_CASE("kv: oversized values are refused" * doctest::skip(kv_missing())) {
   const Reply r = c.command({"SET", "k", std::string(64 * 1024 - 4, 'x')});
   CHECK(r.type == '-');
   CHECK(r.text.find("exceeds max_mutation_size") != std::string::npos);
-  CHECK(c.command({"MSET", "a", std::string(40000, 'a'), "b", std::string(40000, 'b')}).type == '-');
+  CHECK(c.command({"MSET", "a", std::string(40000, 'a'), "b", std::string(40000, 'b')}).type ==
+        '-');
   CHECK(c.command({"GET", "k"}).nil);
   CHECK(c.command({"GET", "a"}).nil);
   CHECK(c.command({"SET", "k", std::string(60000, 'y')}).text == "OK");
@@ -384,7 +392,8 @@ TEST_CASE("kv: oversized values are refused" * doctest::skip(kv_missing())) {
   Client big(server.port());
   REQUIRE(big.send("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000000\r\n"));
   const Reply refused = big.read_reply();
-  CHECK(refused.text.find("Protocol error: bulk length 10000000 exceeds the maximum") != std::string::npos);
+  CHECK(refused.text.find("Protocol error: bulk length 10000000 exceeds the maximum") !=
+        std::string::npos);
   CHECK(big.closed_by_server());
   CHECK(c.command({"GET", "k"}).text.size() == 60000);
   CHECK(server.alive());
@@ -431,7 +440,8 @@ TEST_CASE("kv: a restart replays the log into the table" * doctest::skip(kv_miss
     KvServer server(dir, {"--policy", "batch"}, tmp.file("kv1.out"));
     Client c(server.port());
     std::string pipeline;
-    for (int i = 0; i < 300; ++i) pipeline += Client::encode({"SET", fmt::format("key{}", i), fmt::format("v{}", i)});
+    for (int i = 0; i < 300; ++i)
+      pipeline += Client::encode({"SET", fmt::format("key{}", i), fmt::format("v{}", i)});
     for (int i = 0; i < 50; ++i) pipeline += Client::encode({"INCR", "counter"});
     pipeline += Client::encode({"DEL", "key0", "key1", "nope"});
     pipeline += Client::encode({"MSET", "key2", "changed", "m", "x"});
@@ -463,7 +473,8 @@ TEST_CASE("kv: snapshot, discard, then a restart from the snapshot" * doctest::s
     KvServer server(dir, {"--config", config, "--snapshot-interval", "0.2"}, tmp.file("kv1.out"));
     Client c(server.port());
     std::string pipeline;
-    for (int i = 0; i < 600; ++i) pipeline += Client::encode({"SET", fmt::format("key{}", i), value});
+    for (int i = 0; i < 600; ++i)
+      pipeline += Client::encode({"SET", fmt::format("key{}", i), value});
     REQUIRE(c.send(pipeline));
     for (int i = 0; i < 600; ++i) REQUIRE(c.read_reply().text == "OK");
     std::map<std::string, std::string> p;
@@ -480,7 +491,8 @@ TEST_CASE("kv: snapshot, discard, then a restart from the snapshot" * doctest::s
       CHECK(std::stoll(p.at("kv_log_discards")) >= 1);
       CHECK(segments <= 3);
     } else {
-      MESSAGE("CommitLog::discard is not in this build: snapshots are taken, the log is not trimmed");
+      MESSAGE(
+          "CommitLog::discard is not in this build: snapshots are taken, the log is not trimmed");
       CHECK(segments >= 5);
     }
     // Writes after the snapshot come back from the log.
@@ -524,7 +536,8 @@ void kill_during_load(const std::string& policy_yaml, const std::string& name) {
       writers.emplace_back([&, w] {
         Client c(server.port());
         for (int i = 1;; ++i) {
-          const Reply r = c.command({"SET", fmt::format("w{}:{}", w, i), fmt::format("value-{}-{}", w, i)});
+          const Reply r =
+              c.command({"SET", fmt::format("w{}:{}", w, i), fmt::format("value-{}-{}", w, i)});
           if (r.type != '+') return;
           acked[w] = i;
         }
@@ -544,15 +557,18 @@ void kill_during_load(const std::string& policy_yaml, const std::string& name) {
       lost += r.text != fmt::format("value-{}-{}", w, i);
     }
   }
-  MESSAGE(name << ": " << total << " acknowledged SETs before kill -9, " << lost << " lost\n" << again.output());
+  MESSAGE(name << ": " << total << " acknowledged SETs before kill -9, " << lost << " lost\n"
+               << again.output());
   CHECK(total > 0);
   CHECK(lost == 0);
 }
 
-TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET" *
+          doctest::skip(kv_missing())) {
   SUBCASE("batch") { kill_during_load("commitlog_sync: batch\n", "batch"); }
   SUBCASE("group") {
-    kill_during_load("commitlog_sync: group\ncommitlog_sync_group_window: 2ms\n", "group (2 ms window)");
+    kill_during_load("commitlog_sync: group\ncommitlog_sync_group_window: 2ms\n",
+                     "group (2 ms window)");
   }
   SUBCASE("adaptive") { kill_during_load("commitlog_sync: adaptive\n", "adaptive"); }
 }

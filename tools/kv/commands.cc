@@ -61,7 +61,8 @@ void incr(Args args, CommandContext& c, std::string* out) {
 }
 
 void mset(Args args, CommandContext& c, std::string* out) {
-  if (args.size() % 2 != 1) return resp::error(out, "ERR wrong number of arguments for 'mset' command");
+  if (args.size() % 2 != 1)
+    return resp::error(out, "ERR wrong number of arguments for 'mset' command");
   Status status = c.store.set(args.subspan(1), c.fence);
   if (!status.ok()) return store_error(status, out);
   resp::simple(out, "OK");
@@ -83,7 +84,8 @@ void info(Args args, CommandContext& c, std::string* out) {
   std::vector<std::string> lowered;
   for (std::string_view a : args.subspan(1)) {
     std::string s(a);
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
     lowered.push_back(std::move(s));
   }
   std::vector<std::string_view> sections(lowered.begin(), lowered.end());
@@ -102,15 +104,16 @@ struct Command {
 };
 
 constexpr Command kCommands[] = {
-    {"PING", -1, ping},  {"ECHO", 2, echo},      {"SET", -3, set},    {"GET", 2, get},
-    {"DEL", -2, del},    {"EXISTS", -2, exists}, {"INCR", 2, incr},   {"MSET", -3, mset},
-    {"MGET", -2, mget},  {"DBSIZE", 1, dbsize},  {"INFO", -1, info},  {"QUIT", -1, quit},
+    {"PING", -1, ping}, {"ECHO", 2, echo},      {"SET", -3, set},   {"GET", 2, get},
+    {"DEL", -2, del},   {"EXISTS", -2, exists}, {"INCR", 2, incr},  {"MSET", -3, mset},
+    {"MGET", -2, mget}, {"DBSIZE", 1, dbsize},  {"INFO", -1, info}, {"QUIT", -1, quit},
 };
 
 const Command* find(std::string_view name) {
   if (name.size() > 8) return nullptr;
   char upper[8];
-  for (size_t i = 0; i < name.size(); ++i) upper[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
+  for (size_t i = 0; i < name.size(); ++i)
+    upper[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
   const std::string_view key(upper, name.size());
   for (const Command& c : kCommands) {
     if (c.name == key) return &c;
@@ -123,7 +126,8 @@ const Command* find(std::string_view name) {
 void execute(std::span<const std::string_view> args, CommandContext& context, std::string* out) {
   const Command* command = find(args[0]);
   if (command == nullptr) {
-    std::string message = fmt::format("ERR unknown command '{}', with args beginning with: ", resp::printable(args[0]));
+    std::string message = fmt::format("ERR unknown command '{}', with args beginning with: ",
+                                      resp::printable(args[0]));
     for (size_t i = 1; i < args.size() && message.size() < 256; ++i) {
       message += fmt::format("'{}' ", resp::printable(args[i], 64));
     }
@@ -132,7 +136,8 @@ void execute(std::span<const std::string_view> args, CommandContext& context, st
   const auto n = static_cast<int>(std::min<size_t>(args.size(), 1u << 30));
   if ((command->arity > 0 && n != command->arity) || (command->arity < 0 && n < -command->arity)) {
     std::string lower(command->name);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char ch) { return std::tolower(ch); });
     return resp::error(out, fmt::format("ERR wrong number of arguments for '{}' command", lower));
   }
   command->run(args, context, out);

@@ -101,7 +101,7 @@ class Connection {
   Socket socket_;
   const ConnectionEnv& env_;
   CommandContext context_;
-  std::string in_;     // in_[begin_, end_) is received and not yet executed
+  std::string in_;  // in_[begin_, end_) is received and not yet executed
   size_t begin_ = 0;
   size_t end_ = 0;
   std::string out_;

@@ -26,12 +26,9 @@ class DeferredWaitPolicy final : public SyncPolicy {
         requested_.store(true);
         t_wait_owed = true;
         return ProducerAction::kReturn;
-      case ProducerAction::kWaitDurable:
-        t_wait_owed = true;
-        return ProducerAction::kReturn;
+      case ProducerAction::kWaitDurable: t_wait_owed = true; return ProducerAction::kReturn;
       case ProducerAction::kReturn:
-      case ProducerAction::kWaitForSyncToCatchUp:
-        break;
+      case ProducerAction::kWaitForSyncToCatchUp: break;
     }
     return action;
   }
@@ -45,7 +42,9 @@ class DeferredWaitPolicy final : public SyncPolicy {
     return plan;
   }
 
-  void on_flush(Duration duration, size_t mutations) override { inner_->on_flush(duration, mutations); }
+  void on_flush(Duration duration, size_t mutations) override {
+    inner_->on_flush(duration, mutations);
+  }
 
  private:
   const std::unique_ptr<SyncPolicy> inner_;
@@ -60,11 +59,12 @@ Result<std::string> register_deferred_policy(const std::string& name) {
   for (const std::string& known : registry.names()) {
     if (known == wrapped) return wrapped;
   }
-  Status added = registry.add(wrapped, [name](const PolicySettings& settings) -> Result<std::unique_ptr<SyncPolicy>> {
-    auto inner = PolicyRegistry::global().create(name, settings);
-    if (!inner.ok()) return inner.status();
-    return std::unique_ptr<SyncPolicy>(new DeferredWaitPolicy(std::move(inner).value()));
-  });
+  Status added = registry.add(
+      wrapped, [name](const PolicySettings& settings) -> Result<std::unique_ptr<SyncPolicy>> {
+        auto inner = PolicyRegistry::global().create(name, settings);
+        if (!inner.ok()) return inner.status();
+        return std::unique_ptr<SyncPolicy>(new DeferredWaitPolicy(std::move(inner).value()));
+      });
   if (!added.ok()) return added;
   return wrapped;
 }

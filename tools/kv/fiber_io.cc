@@ -45,11 +45,13 @@ EpollScheduler::~EpollScheduler() {
 EpollScheduler* EpollScheduler::current() { return t_scheduler; }
 
 Status EpollScheduler::add(int fd, IoWaiter* waiter) {
-  if (epoll_fd_ < 0 || event_fd_ < 0) return Status::io_error("epoll or eventfd could not be created");
+  if (epoll_fd_ < 0 || event_fd_ < 0)
+    return Status::io_error("epoll or eventfd could not be created");
   epoll_event event{};
   event.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
   event.data.ptr = waiter;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) return Status::from_errno(errno, "epoll_ctl add");
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0)
+    return Status::from_errno(errno, "epoll_ctl add");
   return {};
 }
 
@@ -73,7 +75,7 @@ void EpollScheduler::poll(int timeout_ms) {
     if ((e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) waiter->writable = true;
     waiter->cv.notify_all();
   }
-  if (idle_hook_) idle_hook_();
+  if (after_poll_) after_poll_();
 }
 
 void EpollScheduler::awakened(boost::fibers::context* ctx) noexcept { ctx->ready_link(ready_); }
@@ -90,12 +92,14 @@ bool EpollScheduler::has_ready_fibers() const noexcept { return !ready_.empty();
 void EpollScheduler::suspend_until(const std::chrono::steady_clock::time_point& deadline) noexcept {
   int timeout_ms = -1;
   if (deadline != std::chrono::steady_clock::time_point::max()) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
   }
   // notify() stores notified_ first and reads sleeping_ second; this thread
   // stores sleeping_ first and reads notified_ second: either it sees the
   // remote wake-up here, or the notifier sees it sleeping and writes the eventfd.
+  if (before_sleep_ && before_sleep_()) timeout_ms = 0;
   sleeping_.store(true);
   if (notified_.exchange(false)) timeout_ms = 0;
   poll(timeout_ms);
@@ -137,11 +141,18 @@ void Socket::wait(bool for_write) {
 Result<size_t> Socket::read_some(std::span<char> buffer) {
   if (!status_.ok()) return status_;
   bool waited = false;
+  // After a short read the socket was empty; data arriving since is a new
+  // edge, so wait for it rather than try a recv that would say EAGAIN.
+  if (drained_ && !waiter_.readable) {
+    wait(false);
+    waited = true;
+  }
   while (true) {
     waiter_.readable = false;
     const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
     if (n >= 0) {
       reads_without_wait_ = waited ? 0 : reads_without_wait_ + 1;
+      drained_ = n > 0 && static_cast<size_t>(n) < buffer.size();
       return static_cast<size_t>(n);
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK) {

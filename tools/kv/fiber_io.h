@@ -16,11 +16,15 @@
 //        eventfd the epoll_wait watches, if the thread sleeps there;
 //   another thread has news for this one (durability.h)
 //     -> it calls wake(), the same eventfd; after each poll the thread runs
-//        its idle hook, which picks the news up and wakes fibers locally.
+//        its after-poll hook, which picks the news up and wakes fibers locally.
+//   Before it would block, the thread runs its before-sleep hook, which may
+//   make fibers ready (then it only polls): the end of a round of the event
+//   loop, where durability.h asks the log for one flush for the whole round.
 //
 // Sockets are registered once, edge-triggered. A fiber clears the ready flag
-// before each read or write, and waits only after EAGAIN, so an edge that
-// arrives in between is never missed.
+// before each read or write, and waits only after EAGAIN (or, for reads,
+// after a short read: the socket was empty then, so new data is a new edge),
+// so an edge that arrives in between is never missed.
 //
 // A fiber that keeps finding data never reaches the idle wait; it calls
 // yield_for_io() now and then, which polls (timeout 0) and yields, so the
@@ -64,11 +68,16 @@ class EpollScheduler final : public boost::fibers::algo::algorithm {
   [[nodiscard]] Status add(int fd, IoWaiter* waiter);
   void remove(int fd);
   // Waits for the events of at most `timeout_ms` (-1: no limit), wakes
-  // the fibers of the sockets they concern, then runs the idle hook.
+  // the fibers of the sockets they concern, then runs the after-poll hook.
   void poll(int timeout_ms);
-  // Runs `hook` after each poll (on this thread, outside any fiber). It may
-  // notify fiber condition variables of this thread.
-  void set_idle_hook(std::function<void()> hook) { idle_hook_ = std::move(hook); }
+  // Hooks run on this thread, outside any fiber; they may notify fiber
+  // condition variables of this thread. `before_sleep` runs when no fiber is
+  // ready, before the blocking poll, and returns whether it made one ready;
+  // `after_poll` after every poll.
+  void set_hooks(std::function<bool()> before_sleep, std::function<void()> after_poll) {
+    before_sleep_ = std::move(before_sleep);
+    after_poll_ = std::move(after_poll);
+  }
   // Makes the thread poll soon (from any thread): interrupts its epoll_wait.
   void wake() noexcept;
 
@@ -85,7 +94,8 @@ class EpollScheduler final : public boost::fibers::algo::algorithm {
   int event_fd_ = -1;
   std::atomic<bool> sleeping_{false};  // in (or about to enter) a blocking epoll_wait
   std::atomic<bool> notified_{false};  // a remote wake-up since the last sleep
-  std::function<void()> idle_hook_;
+  std::function<bool()> before_sleep_;
+  std::function<void()> after_poll_;
 };
 
 // Polls the thread's sockets without blocking, then yields.
@@ -120,6 +130,7 @@ class Socket {
   Status status_;
   IoWaiter waiter_;
   int reads_without_wait_ = 0;
+  bool drained_ = false;  // the last read was short: the socket was empty after it
 };
 
 }  // namespace commitlog::kv

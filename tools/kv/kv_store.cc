@@ -31,7 +31,8 @@ void for_each_shard(uint64_t mask, F&& f) {
 
 size_t KvStore::shard_of(std::string_view key) {
   // A different mix than the maps' own hash, so one shard's keys still spread.
-  return static_cast<size_t>((std::hash<std::string_view>{}(key) * 0x9E3779B97F4A7C15ull) >> 58) % kShards;
+  return static_cast<size_t>((std::hash<std::string_view>{}(key)*0x9E3779B97F4A7C15ull) >> 58) %
+         kShards;
 }
 
 void KvStore::lock(ShardMask mask) {
@@ -63,7 +64,8 @@ void KvStore::put(Shard& shard, std::string_view key, std::string_view value) {
     shard.map.emplace(std::string(key), std::string(value));
     bytes_.fetch_add(key.size() + value.size(), std::memory_order_relaxed);
   } else {
-    bytes_.fetch_add(value.size() - it->second.size(), std::memory_order_relaxed);  // wraps as intended
+    bytes_.fetch_add(value.size() - it->second.size(),
+                     std::memory_order_relaxed);  // wraps as intended
     it->second.assign(value);
   }
 }
@@ -78,7 +80,8 @@ bool KvStore::erase(Shard& shard, std::string_view key) {
 
 Status KvStore::set(std::span<const std::string_view> keys_and_values, DurableFence& fence) {
   ShardMask mask = 0;
-  for (size_t i = 0; i + 1 < keys_and_values.size(); i += 2) mask |= ShardMask{1} << shard_of(keys_and_values[i]);
+  for (size_t i = 0; i + 1 < keys_and_values.size(); i += 2)
+    mask |= ShardMask{1} << shard_of(keys_and_values[i]);
   std::string payload;
   encode_set(keys_and_values, &payload);
   lock(mask);
@@ -183,11 +186,14 @@ size_t KvStore::size(DurableFence& fence) {
 Status KvStore::wait(const DurableFence& fence) {
   if (!fence.position()) return {};
   if (log_ == nullptr) return Status::closed("the commit log is not open");
-  if (ThreadDurability* thread = ThreadDurability::current()) return thread->wait(*fence.position());
+  if (ThreadDurability* thread = ThreadDurability::current())
+    return thread->wait(*fence.position());
   return log_->wait_durable(*fence.position());
 }
 
-void KvStore::load(std::string_view key, std::string_view value) { put(shards_[shard_of(key)], key, value); }
+void KvStore::load(std::string_view key, std::string_view value) {
+  put(shards_[shard_of(key)], key, value);
+}
 
 Status KvStore::apply_replayed(std::span<const std::byte> payload) {
   DecodedMutation m;
@@ -201,8 +207,7 @@ Status KvStore::apply_replayed(std::span<const std::byte> payload) {
     case Op::kDelete:
       for (std::string_view key : m.strings) erase(shards_[shard_of(key)], key);
       break;
-    case Op::kSnapshotMarker:
-      break;
+    case Op::kSnapshotMarker: break;
   }
   return {};
 }

@@ -9,8 +9,8 @@
 //
 // Durability. The append does not wait under the lock (deferred_policy.h):
 // the write records in a DurableFence the position its acknowledgement needs,
-// and so does every read of a shard whose newest write was not yet durable
-// when it was applied (the shard's last_write). The connection waits for its
+// and every read records its shard's newest such write (last_write; waiting
+// for it costs nothing once it is durable). The connection waits for its
 // fence before it sends the replies: nothing it answers -- an +OK, a value,
 // a "no such key" after a DEL -- can be lost by a crash afterwards. With
 // periodic, writes are acknowledged before they are durable; nothing waits.
@@ -20,9 +20,9 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -107,7 +107,8 @@ class KvStore {
   struct alignas(64) Shard {
     boost::fibers::mutex mu;
     std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> map;  // guarded by mu
-    std::optional<Position> last_write;  // newest write acknowledged only once durable; guarded by mu
+    std::optional<Position>
+        last_write;  // newest write acknowledged only once durable; guarded by mu
   };
   using ShardMask = uint64_t;
   static_assert(kShards <= 64, "a ShardMask holds one bit per shard");
@@ -117,7 +118,8 @@ class KvStore {
   void unlock(ShardMask mask);
   // Appends `payload`; on success records the write in the shards of `mask`
   // and in `fence`. Callers hold the locks of `mask`.
-  [[nodiscard]] Result<Position> append(std::string_view payload, ShardMask mask, DurableFence& fence);
+  [[nodiscard]] Result<Position> append(std::string_view payload, ShardMask mask,
+                                        DurableFence& fence);
   void read_fence(const Shard& shard, DurableFence& fence) const;
   void put(Shard& shard, std::string_view key, std::string_view value);
   bool erase(Shard& shard, std::string_view key);

@@ -36,17 +36,21 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
       fmt::print(stderr, "commitlog-kv: {}\n", loaded.status().to_string());
       return kExitUsage;
     }
-    for (const std::string& w : loaded->warnings) fmt::print(stderr, "commitlog-kv: warning: {}\n", w);
+    for (const std::string& w : loaded->warnings)
+      fmt::print(stderr, "commitlog-kv: warning: {}\n", w);
     for (const ConfigValue& v : loaded->settings) {
       if (v.key == "commitlog_directory" && v.source == ConfigSource::kFile) {
-        fmt::print(stderr, "commitlog-kv: note: {}:{}: commitlog_directory is replaced by --dir {}/commitlog\n",
-                   args.config, v.line, options.dir);
+        fmt::print(
+            stderr,
+            "commitlog-kv: note: {}:{}: commitlog_directory is replaced by --dir {}/commitlog\n",
+            args.config, v.line, options.dir);
       }
     }
     options.log = loaded->options;
   }
   if (!args.policy.empty()) options.log.sync_policy = args.policy;
-  options.snapshot_interval = std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
+  options.snapshot_interval =
+      std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
   options.recovery = args.recovery == "skip" ? RecoveryMode::kSkip : RecoveryMode::kStrict;
 
   kv::Server server(std::move(options));
@@ -75,15 +79,20 @@ int main(int argc, char** argv) {
   Args args;
   commitlog::kv::ServerOptions options;
   app.add_option("--config", args.config, "commit-log yaml (conf/commitlog.yaml keys)");
-  app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")->capture_default_str();
-  app.add_option("--port", options.port, "TCP port; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
+  app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")
+      ->capture_default_str();
+  app.add_option("--port", options.port, "TCP port; 0 picks a free one")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
   app.add_option("--bind", options.bind, "address to listen on")->capture_default_str();
   app.add_option("--policy", args.policy, "sync policy, overriding the config's commitlog_sync");
-  app.add_option("--snapshot-interval", args.snapshot_interval_s,
-                 "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
+  app.add_option(
+         "--snapshot-interval", args.snapshot_interval_s,
+         "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--recovery", args.recovery, "on a damaged log or snapshot: stop (strict) or skip it")
+  app.add_option("--recovery", args.recovery,
+                 "on a damaged log or snapshot: stop (strict) or skip it")
       ->capture_default_str()
       ->check(CLI::IsMember({"strict", "skip"}));
   app.add_option("--threads", options.threads, "worker threads serving connections")

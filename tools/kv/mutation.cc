@@ -30,7 +30,8 @@ void put_string(std::string_view s, std::string* out) {
   out->append(s);
 }
 
-void encode_strings(Op op, std::span<const std::string_view> strings, size_t count, std::string* out) {
+void encode_strings(Op op, std::span<const std::string_view> strings, size_t count,
+                    std::string* out) {
   size_t bytes = 1 + 10;
   for (std::string_view s : strings) bytes += s.size() + 5;
   out->clear();
@@ -68,11 +69,13 @@ Status decode(std::span<const std::byte> payload, DecodedMutation* out) {
   switch (out->op) {
     case Op::kSnapshotMarker:
       out->snapshot = count;
-      return pos == in.size() ? Status{} : Status::corruption("kv mutation: bytes after a snapshot marker");
+      return pos == in.size() ? Status{}
+                              : Status::corruption("kv mutation: bytes after a snapshot marker");
     case Op::kSet: per_item = 2; break;
     case Op::kDelete: per_item = 1; break;
     default:
-      return Status::corruption("kv mutation: unknown op " + std::to_string(static_cast<int>(in[0])));
+      return Status::corruption("kv mutation: unknown op " +
+                                std::to_string(static_cast<int>(in[0])));
   }
   // Each string takes at least one byte, which bounds a forged count.
   if (count == 0 || count > in.size()) return Status::corruption("kv mutation: bad count");

@@ -36,8 +36,9 @@ void encode_marker(uint64_t snapshot, std::string* out);
 
 struct DecodedMutation {
   Op op = Op::kSet;
-  std::vector<std::string_view> strings;  // set: key, value, ...; delete: keys; views into the payload
-  uint64_t snapshot = 0;                  // marker
+  std::vector<std::string_view>
+      strings;            // set: key, value, ...; delete: keys; views into the payload
+  uint64_t snapshot = 0;  // marker
 };
 
 // Decodes `payload`; kCorruption naming what is wrong when it is malformed.

@@ -83,9 +83,11 @@ void parse_request(std::string_view in, const Limits& limits, Request* out) {
       return;
     }
     int64_t length = 0;
-    if (!parse_length(line.substr(1), &length) || length < 0) return fail(out, "invalid bulk length");
+    if (!parse_length(line.substr(1), &length) || length < 0)
+      return fail(out, "invalid bulk length");
     if (static_cast<uint64_t>(length) > limits.max_bulk) {
-      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", length, limits.max_bulk));
+      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", length,
+                                   limits.max_bulk));
     }
     total += static_cast<uint64_t>(length);
     if (total > limits.max_request) {
@@ -94,7 +96,8 @@ void parse_request(std::string_view in, const Limits& limits, Request* out) {
     pos += line.size() + 2;
     const auto size = static_cast<size_t>(length);
     if (in.size() - pos < size + 2) return;
-    if (in[pos + size] != '\r' || in[pos + size + 1] != '\n') return fail(out, "bulk not followed by CRLF");
+    if (in[pos + size] != '\r' || in[pos + size + 1] != '\n')
+      return fail(out, "bulk not followed by CRLF");
     out->args.push_back(in.substr(pos, size));
     pos += size + 2;
   }
@@ -114,7 +117,9 @@ void error(std::string* out, std::string_view message) {
   out->append("\r\n");
 }
 
-void integer(std::string* out, int64_t value) { fmt::format_to(std::back_inserter(*out), ":{}\r\n", value); }
+void integer(std::string* out, int64_t value) {
+  fmt::format_to(std::back_inserter(*out), ":{}\r\n", value);
+}
 
 void bulk(std::string* out, std::string_view bytes) {
   fmt::format_to(std::back_inserter(*out), "${}\r\n", bytes.size());
@@ -124,7 +129,9 @@ void bulk(std::string* out, std::string_view bytes) {
 
 void nil(std::string* out) { out->append("$-1\r\n"); }
 
-void array(std::string* out, size_t count) { fmt::format_to(std::back_inserter(*out), "*{}\r\n", count); }
+void array(std::string* out, size_t count) {
+  fmt::format_to(std::back_inserter(*out), "*{}\r\n", count);
+}
 
 std::string printable(std::string_view text, size_t max) {
   std::string out;

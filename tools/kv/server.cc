@@ -28,7 +28,8 @@ namespace {
 constexpr size_t kConnectionStack = 256u << 10;
 
 double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 // CommitLog::discard(table, up_to) comes with issue 8; until this build's
@@ -85,6 +86,7 @@ Status Server::start() {
     {
       std::lock_guard lock(snapshot_mu_);
       snapshot_.due = snapshot_.requested = true;
+      ++snapshot_.flush_requests;
     }
     snapshot_cv_.notify_all();
   });
@@ -101,8 +103,9 @@ Status Server::start() {
   env_.reset(new ConnectionEnv{store_, limits, counters_,
                                [this](std::span<const std::string_view> s) { return info(s); }});
   CL_RETURN_IF_ERROR(listen());
-  fmt::print("commitlog-kv: listening on {}:{} (commitlog_sync {}, {} threads, snapshot every {} ms)\n",
-             options_.bind, port_, policy_name_, options_.threads, options_.snapshot_interval.count());
+  fmt::print(
+      "commitlog-kv: listening on {}:{} (commitlog_sync {}, {} threads, snapshot every {} ms)\n",
+      options_.bind, port_, policy_name_, options_.threads, options_.snapshot_interval.count());
   std::fflush(stdout);
   return {};
 }
@@ -113,12 +116,14 @@ Status Server::load() {
   auto started = std::chrono::steady_clock::now();
   std::vector<std::string> passed_over;
   auto snapshot = load_newest_snapshot(
-      fs, options_.dir, [this](std::string_view k, std::string_view v) { store_.load(k, v); }, &passed_over);
+      fs, options_.dir, [this](std::string_view k, std::string_view v) { store_.load(k, v); },
+      &passed_over);
   if (!snapshot.ok()) return snapshot.status();
   for (const std::string& w : passed_over) fmt::print(stderr, "commitlog-kv: snapshot {}\n", w);
   if (!passed_over.empty() && options_.recovery == RecoveryMode::kStrict) {
     // An older snapshot may rest on log segments already discarded.
-    return Status::corruption("a snapshot does not verify; start with --recovery skip to use an older one");
+    return Status::corruption(
+        "a snapshot does not verify; start with --recovery skip to use an older one");
   }
   std::optional<Position> from;
   if (*snapshot) {
@@ -126,8 +131,9 @@ Status Server::load() {
     startup_.snapshot_path = (*snapshot)->path;
     startup_.snapshot_keys = (*snapshot)->entries;
     startup_.snapshot_ms = ms_since(started);
-    fmt::print("commitlog-kv: loaded snapshot {} ({} keys, marker at {}) in {:.1f} ms\n", startup_.snapshot_path,
-               startup_.snapshot_keys, from->to_string(), startup_.snapshot_ms);
+    fmt::print("commitlog-kv: loaded snapshot {} ({} keys, marker at {}) in {:.1f} ms\n",
+               startup_.snapshot_path, startup_.snapshot_keys, from->to_string(),
+               startup_.snapshot_ms);
   }
 
   started = std::chrono::steady_clock::now();
@@ -136,16 +142,19 @@ Status Server::load() {
     replay_options.mode = options_.recovery;
     replay_options.from = from;
     replay_options.file_system = &fs;
-    ReplayReport report = replay_directory(log_dir_, replay_options, [this](const ReplayedMutation& m) {
-      if (m.table != kDataTable) return Status{};
-      // Snapshot markers (the loaded snapshot's own first) change nothing.
-      const bool marker = !m.payload.empty() && m.payload[0] == std::byte{static_cast<uint8_t>(Op::kSnapshotMarker)};
-      startup_.replayed += marker ? 0 : 1;
-      return store_.apply_replayed(m.payload);
-    });
+    ReplayReport report =
+        replay_directory(log_dir_, replay_options, [this](const ReplayedMutation& m) {
+          if (m.table != kDataTable) return Status{};
+          // Snapshot markers (the loaded snapshot's own first) change nothing.
+          const bool marker = !m.payload.empty() &&
+                              m.payload[0] == std::byte{static_cast<uint8_t>(Op::kSnapshotMarker)};
+          startup_.replayed += marker ? 0 : 1;
+          return store_.apply_replayed(m.payload);
+        });
     for (const ReplayProblem& p : report.problems) {
       if (p.corruption) {
-        fmt::print(stderr, "commitlog-kv: replay: {} at {}:{} ({} bytes)\n", p.kind, p.file, p.offset, p.bytes);
+        fmt::print(stderr, "commitlog-kv: replay: {} at {}:{} ({} bytes)\n", p.kind, p.file,
+                   p.offset, p.bytes);
       }
     }
     if (!report.status.ok()) return report.status;
@@ -154,9 +163,11 @@ Status Server::load() {
     startup_.corruptions = report.corruptions;
   }
   startup_.replay_ms = ms_since(started);
-  fmt::print("commitlog-kv: replayed {} mutations from {} segments in {:.1f} ms (torn tail {} bytes, {} corruptions)\n",
-             startup_.replayed, startup_.replay_segments, startup_.replay_ms, startup_.torn_tail_bytes,
-             startup_.corruptions);
+  fmt::print(
+      "commitlog-kv: replayed {} mutations from {} segments in {:.1f} ms (torn tail {} bytes, {} "
+      "corruptions)\n",
+      startup_.replayed, startup_.replay_segments, startup_.replay_ms, startup_.torn_tail_bytes,
+      startup_.corruptions);
   {
     std::lock_guard lock(snapshot_mu_);
     snapshot_.due = startup_.replayed > 0;
@@ -213,6 +224,11 @@ void Server::worker() {
   ThreadDurability durability(*durability_);
   boost::fibers::fiber acceptor([this] { accept_loop(); });
   acceptor.join();
+  // Stopping: the acceptor is done, but connection fibers may still run on
+  // this thread's scheduler and use `durability`. Neither may end before the
+  // process does (run() ends it with _Exit), so this thread parks here.
+  boost::fibers::promise<void> never;
+  never.get_future().wait();
 }
 
 void Server::accept_loop() {
@@ -232,7 +248,8 @@ void Server::accept_loop() {
     }
     const int one = 1;
     ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    boost::fibers::fiber(std::allocator_arg, boost::fibers::protected_fixedsize_stack(kConnectionStack),
+    boost::fibers::fiber(std::allocator_arg,
+                         boost::fibers::protected_fixedsize_stack(kConnectionStack),
                          [this, client = *fd] { serve_connection(client, *env_); })
         .detach();
   }
@@ -299,8 +316,9 @@ Status Server::maybe_snapshot() {
     }
     snapshot_.last_error = discarded.to_string();
   }
-  fmt::print("commitlog-kv: snapshot {}: {} keys at {} in {:.1f} ms{}\n", number, image->entries.size(),
-             image->position.to_string(), ms, discarded.ok() ? ", log discarded up to it" : "");
+  fmt::print("commitlog-kv: snapshot {}: {} keys at {} in {:.1f} ms{}\n", number,
+             image->entries.size(), image->position.to_string(), ms,
+             discarded.ok() ? ", log discarded up to it" : "");
   std::fflush(stdout);
   return status;
 }
@@ -353,7 +371,9 @@ std::string Server::info(std::span<const std::string_view> sections) {
     return false;
   };
   std::string out;
-  auto line = [&](std::string_view key, const auto& value) { out += fmt::format("{}:{}\r\n", key, value); };
+  auto line = [&](std::string_view key, const auto& value) {
+    out += fmt::format("{}:{}\r\n", key, value);
+  };
   if (wanted("server")) {
     out += "# Server\r\n";
     line("redis_version", "7.0.0");
@@ -388,10 +408,12 @@ std::string Server::info(std::span<const std::string_view> sections) {
     out += "# Persistence\r\n";
     line("kv_snapshots", snapshot_.count);
     line("kv_snapshot_interval_ms", options_.snapshot_interval.count());
-    line("kv_last_snapshot_position", snapshot_.position ? snapshot_.position->to_string() : "none");
+    line("kv_last_snapshot_position",
+         snapshot_.position ? snapshot_.position->to_string() : "none");
     line("kv_last_snapshot_keys", snapshot_.keys);
     line("kv_last_snapshot_ms", fmt::format("{:.1f}", snapshot_.ms));
     line("kv_log_discards", snapshot_.discards);
+    line("kv_log_flush_requests", snapshot_.flush_requests);
     line("kv_log_discard", kLogCanDiscard<CommitLog> ? "supported" : "unavailable");
     line("kv_last_snapshot_error", snapshot_.last_error.empty() ? "none" : snapshot_.last_error);
     line("kv_startup_snapshot_keys", startup_.snapshot_keys);
@@ -413,9 +435,13 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("commitlog_seals", s.seals);
     line("commitlog_flushed_mutations", s.flushed_mutations);
     line("commitlog_mutations_per_flush",
-         fmt::format("{:.2f}", s.flushes ? static_cast<double>(s.flushed_mutations) / static_cast<double>(s.flushes) : 0.0));
+         fmt::format("{:.2f}", s.flushes ? static_cast<double>(s.flushed_mutations) /
+                                               static_cast<double>(s.flushes)
+                                         : 0.0));
     line("commitlog_avg_flush_us",
-         fmt::format("{:.1f}", s.flushes ? static_cast<double>(s.flush_nanos) / 1e3 / static_cast<double>(s.flushes) : 0.0));
+         fmt::format("{:.1f}", s.flushes ? static_cast<double>(s.flush_nanos) / 1e3 /
+                                               static_cast<double>(s.flushes)
+                                         : 0.0));
     line("commitlog_segment_switches", s.segment_switches);
     line("commitlog_allocation_waits", s.allocation_waits);
     line("commitlog_producers_waiting", s.producers_waiting);

@@ -3,10 +3,12 @@
 //
 // Threads:
 //   `threads` workers, each with an EpollScheduler: an acceptor fiber (all
-//     share one listening socket) and one fiber per connection;
+//     share one listening socket), one fiber per connection, and a flusher
+//     fiber that waits for durability once per round (durability.h);
 //   the snapshotter: every interval, a snapshot of the table, then the log
 //     discarded up to it (blocking file I/O stays off the workers);
-//   the durability thread, the only one waiting on the log (durability.h);
+//   the durability thread, waiting on the log for the flushers that do not
+//     wait themselves (durability.h);
 //   the commit log's own threads (the only fsyncs of writes);
 //   the main thread, waiting for SIGINT or SIGTERM.
 //
@@ -34,10 +36,10 @@
 namespace commitlog::kv {
 
 struct ServerOptions {
-  Options log;                    // its directory is replaced by <dir>/commitlog
-  std::string dir = "data";       // snapshots here, the log in <dir>/commitlog
+  Options log;               // its directory is replaced by <dir>/commitlog
+  std::string dir = "data";  // snapshots here, the log in <dir>/commitlog
   std::string bind = "127.0.0.1";
-  int port = 6380;                // 0: any free port (the ready line names it)
+  int port = 6380;  // 0: any free port (the ready line names it)
   int threads = 2;
   // 0: only at shutdown, or when the log is over commitlog_total_space.
   std::chrono::milliseconds snapshot_interval{60'000};
@@ -78,6 +80,7 @@ class Server {
     uint64_t writes_covered = 0;
     bool due = false;        // a snapshot is owed even without new writes (after a replay)
     bool requested = false;  // the log asked for one now (over commitlog_total_space)
+    uint64_t flush_requests = 0;
   };
 
   Status load();

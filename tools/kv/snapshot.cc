@@ -19,14 +19,17 @@ constexpr size_t kHeaderSize = 40;
 constexpr size_t kTrailerSize = 16;
 constexpr size_t kBlock = 1u << 20;
 
-std::string snapshot_name(Position p) { return fmt::format("snapshot-{:020}-{:020}.kvs", p.segment, p.offset); }
+std::string snapshot_name(Position p) {
+  return fmt::format("snapshot-{:020}-{:020}.kvs", p.segment, p.offset);
+}
 
 std::optional<Position> parse_name(std::string_view name) {
   unsigned long long segment = 0, offset = 0;
   char tail[8] = {};
   if (name.size() != snapshot_name({}).size()) return std::nullopt;
   const std::string copy(name);
-  if (std::sscanf(copy.c_str(), "snapshot-%20llu-%20llu%4s", &segment, &offset, tail) != 3) return std::nullopt;
+  if (std::sscanf(copy.c_str(), "snapshot-%20llu-%20llu%4s", &segment, &offset, tail) != 3)
+    return std::nullopt;
   if (std::string_view(tail) != ".kvs") return std::nullopt;
   return Position{segment, offset};
 }
@@ -72,13 +75,15 @@ class BlockWriter {
 
 // Checks a snapshot's framing and checksum, and counts its entries.
 Status verify(std::string_view file, uint64_t* entries, std::string_view* body) {
-  if (file.size() < kHeaderSize + kTrailerSize) return Status::corruption("shorter than header and trailer");
+  if (file.size() < kHeaderSize + kTrailerSize)
+    return Status::corruption("shorter than header and trailer");
   if (file.substr(0, 8) != kMagic) return Status::corruption("bad magic");
   const auto* bytes = reinterpret_cast<const std::byte*>(file.data());
   if (load_u32(bytes + 8) != kVersion) {
     return Status::not_supported("snapshot version " + std::to_string(load_u32(bytes + 8)));
   }
-  if (file.substr(file.size() - 8) != kEndMagic) return Status::corruption("bad trailer magic (torn file?)");
+  if (file.substr(file.size() - 8) != kEndMagic)
+    return Status::corruption("bad trailer magic (torn file?)");
   const std::string_view covered = file.substr(0, file.size() - kTrailerSize);
   uint64_t hash = 0;
   for (size_t at = 0; at < covered.size(); at += kBlock) {
@@ -111,7 +116,8 @@ Status walk(std::string_view body, uint64_t entries,
 
 }  // namespace
 
-Result<std::string> write_snapshot(FileSystem& fs, const std::string& dir, const TableImage& image) {
+Result<std::string> write_snapshot(FileSystem& fs, const std::string& dir,
+                                   const TableImage& image) {
   const std::string path = dir + "/" + snapshot_name(image.position);
   const std::string tmp = path + ".tmp";
   if (fs.exists(tmp)) CL_RETURN_IF_ERROR(fs.remove(tmp));
@@ -157,7 +163,8 @@ Result<std::optional<SnapshotInfo>> load_newest_snapshot(
   for (const std::string& name : *names) {
     if (auto position = parse_name(name)) found.emplace_back(*position, name);
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [position, name] : found) {
     const std::string path = dir + "/" + name;
     auto contents = read_whole_file(fs, path);

@@ -36,7 +36,8 @@
 namespace commitlog::kv {
 
 // Writes `image` into `dir`; returns the file's path.
-[[nodiscard]] Result<std::string> write_snapshot(FileSystem& fs, const std::string& dir, const TableImage& image);
+[[nodiscard]] Result<std::string> write_snapshot(FileSystem& fs, const std::string& dir,
+                                                 const TableImage& image);
 
 struct SnapshotInfo {
   std::string path;
@@ -53,6 +54,7 @@ struct SnapshotInfo {
     std::vector<std::string>* warnings);
 
 // Removes leftover .tmp files and, given `keep`, the snapshots older than it.
-[[nodiscard]] Status remove_old_snapshots(FileSystem& fs, const std::string& dir, std::optional<Position> keep);
+[[nodiscard]] Status remove_old_snapshots(FileSystem& fs, const std::string& dir,
+                                          std::optional<Position> keep);
 
 }  // namespace commitlog::kv
