@@ -82,10 +82,11 @@ std::vector<uint64_t> ids(const std::string& dir) {
   return out;
 }
 
-// Polls `done` for up to 10 s (the lifecycle thread acts asynchronously).
+// Polls `done` for up to 60 s (the lifecycle thread acts asynchronously; a
+// sanitizer build on a loaded machine can be very slow, and no speed is asserted).
 template <typename F>
 bool eventually(F done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!done()) {
     if (std::chrono::steady_clock::now() > until) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -226,7 +227,7 @@ TEST_CASE("lifecycle: over commitlog_total_space the log asks to flush the table
   append(*log, 3);
   {
     std::unique_lock lock(mu);
-    REQUIRE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !requests.empty(); }));
+    REQUIRE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return !requests.empty(); }));
     CHECK(requests.front() == std::vector<uint32_t>{1});
   }
   // Segment first + 1 holds table 2 as well, so only the oldest goes.
