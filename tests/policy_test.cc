@@ -108,6 +108,13 @@ std::unique_ptr<SyncPolicy> make(const std::string& name, PolicySettings setting
 
 TimePoint at_ms(double ms) { return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(ms))); }
 
+// One arrival every millisecond from 0 until `end_ms`.
+std::vector<TimePoint> arrivals_every_ms(int end_ms) {
+  std::vector<TimePoint> out;
+  for (int t = 0; t < end_ms; ++t) out.push_back(at_ms(t));
+  return out;
+}
+
 TEST_CASE("batch: one flush per group of waiting producers, back to back") {
   auto policy = make("batch");
   Simulation sim{*policy, milliseconds(2)};
@@ -168,8 +175,7 @@ TEST_CASE("periodic: producers never block while syncs keep up") {
   settings.lag_block = milliseconds(150);
   auto policy = make("periodic", settings);
   Simulation sim{*policy, milliseconds(5)};
-  std::vector<TimePoint> arrivals;
-  for (int i = 0; i < 1000; ++i) arrivals.push_back(at_ms(i * 1.0));
+  const std::vector<TimePoint> arrivals = arrivals_every_ms(1000);
   sim.run(arrivals, at_ms(1000));
   CHECK(sim.count(ProducerAction::kReturn) == arrivals.size());
   CHECK(sim.max_wait() == Duration::zero());
@@ -185,8 +191,7 @@ TEST_CASE("periodic: producers block while syncs lag behind lag_block") {
   settings.lag_block = milliseconds(150);
   auto policy = make("periodic", settings);
   Simulation sim{*policy, milliseconds(400)};  // a disk far slower than the period
-  std::vector<TimePoint> arrivals;
-  for (int i = 0; i < 2000; ++i) arrivals.push_back(at_ms(i * 1.0));
+  const std::vector<TimePoint> arrivals = arrivals_every_ms(2000);
   sim.run(arrivals, at_ms(2000));
   CHECK(sim.count(ProducerAction::kWaitForSyncToCatchUp) > 0);
   CHECK(sim.count(ProducerAction::kReturn) > 0);
@@ -203,8 +208,7 @@ TEST_CASE("periodic: markers between flushes, about every marker interval") {
   settings.marker_interval = milliseconds(100);
   auto policy = make("periodic", settings);
   Simulation sim{*policy, milliseconds(1)};
-  std::vector<TimePoint> arrivals;
-  for (int i = 0; i < 2000; ++i) arrivals.push_back(at_ms(i * 1.0));
+  const std::vector<TimePoint> arrivals = arrivals_every_ms(2000);
   sim.run(arrivals, at_ms(2000));
   CHECK(sim.flush_starts.size() >= 1);
   CHECK(sim.flush_starts.size() <= 3);
