@@ -32,35 +32,6 @@ double ms_since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-// CommitLog::discard(table, up_to) comes with issue 8; until this build's
-// CommitLog has it, snapshots are still written but the log is not trimmed.
-template <typename Log>
-constexpr bool kLogCanDiscard = requires(Log& log, uint32_t table, Position up_to) {
-  { log.discard(table, up_to) } -> std::convertible_to<Status>;
-};
-
-template <typename Log>
-Status discard_log(Log& log, uint32_t table, Position up_to) {
-  if constexpr (kLogCanDiscard<Log>) {
-    return log.discard(table, up_to);
-  } else {
-    (void)log, (void)table, (void)up_to;
-    return Status::not_supported("CommitLog::discard is not in this build: the log is not trimmed");
-  }
-}
-
-// Options::on_flush_request (issue 8) asks the embedder to flush tables when
-// the log is over commitlog_total_space; for this server a flush is a
-// snapshot. Hooked only when this build's Options has it.
-template <typename O>
-void hook_flush_requests(O& options, std::function<void()> snapshot_now) {
-  if constexpr (requires { options.on_flush_request = [](std::vector<uint32_t>) {}; }) {
-    options.on_flush_request = [snapshot_now](std::vector<uint32_t>) { snapshot_now(); };
-  } else {
-    (void)options, (void)snapshot_now;
-  }
-}
-
 }  // namespace
 
 Server::Server(ServerOptions options) : options_(std::move(options)) {
@@ -82,14 +53,14 @@ Status Server::start() {
   log_options.directory = log_dir_;
   log_options.sync_policy = *wrapped;
   // Called on the log's own thread: only wakes the snapshotter.
-  hook_flush_requests(log_options, [this] {
+  log_options.on_flush_request = [this](std::vector<uint32_t>) {
     {
       std::lock_guard lock(snapshot_mu_);
       snapshot_.due = snapshot_.requested = true;
       ++snapshot_.flush_requests;
     }
     snapshot_cv_.notify_all();
-  });
+  };
   auto log = CommitLog::open(log_options);
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
@@ -293,7 +264,7 @@ Status Server::maybe_snapshot() {
   FileSystem& fs = *options_.log.file_system;
   auto path = status.ok() ? write_snapshot(fs, options_.dir, *image) : Result<std::string>(status);
   // 4. Only now the log before the marker, and the older snapshots, go.
-  Status discarded = path.ok() ? discard_log(*log_, kDataTable, image->position) : path.status();
+  Status discarded = path.ok() ? log_->discard(kDataTable, image->position) : path.status();
   if (path.ok()) status = remove_old_snapshots(fs, options_.dir, image->position);
   const double ms = ms_since(started);
   std::lock_guard lock(snapshot_mu_);
@@ -414,7 +385,6 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("kv_last_snapshot_ms", fmt::format("{:.1f}", snapshot_.ms));
     line("kv_log_discards", snapshot_.discards);
     line("kv_log_flush_requests", snapshot_.flush_requests);
-    line("kv_log_discard", kLogCanDiscard<CommitLog> ? "supported" : "unavailable");
     line("kv_last_snapshot_error", snapshot_.last_error.empty() ? "none" : snapshot_.last_error);
     line("kv_startup_snapshot_keys", startup_.snapshot_keys);
     line("kv_startup_replayed_mutations", startup_.replayed);
