@@ -1,9 +1,13 @@
 // The durable watermark and the producers waiting on it.
 //
-// The sync thread advances the watermark after each flush and wakes, in one
-// notify, every producer it covers. A producer on a Boost.Fiber fiber suspends
-// only its fiber (a fiber condition variable); one on a plain thread blocks
-// that thread on a futex (a std condition variable). Both share one mutex.
+// The sync thread advances the watermark after each flush and wakes every
+// producer it covers. A producer on a plain thread blocks that thread on a
+// futex (a std condition variable). A producer on a Boost.Fiber fiber suspends
+// only its fiber: the fibers waiting on one scheduler thread form a group, one
+// of them (the group's leader) waits for the sync thread, and the leader wakes
+// the rest of its group from inside that thread. So a flush makes one
+// cross-thread wake-up per scheduler thread, however many fibers it covers.
+// Everything shares one mutex.
 //
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of
@@ -15,7 +19,10 @@
 #include <atomic>
 #include <cstdint>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include <boost/fiber/condition_variable.hpp>
 
@@ -60,6 +67,16 @@ class DurableWaiters {
   template <typename Predicate>
   void wait(std::unique_lock<std::mutex>& lock, Predicate ready);
 
+  // The fibers of one scheduler thread waiting here; guarded by mu_.
+  struct FiberGroup {
+    std::thread::id thread;
+    bool has_leader = false;
+    boost::fibers::condition_variable_any members;  // all but the leader wait here
+  };
+  FiberGroup& group_of_this_thread();  // mu_ held
+  template <typename Predicate>
+  void wait_in_group(std::unique_lock<std::mutex>& lock, Predicate ready);
+
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};
   std::atomic<size_t> waiting_{0};
@@ -68,8 +85,10 @@ class DurableWaiters {
   Status error_;  // guarded by mu_
   uint64_t failed_rounds_ = 0;  // guarded by mu_: fail_waiting() calls
   Status round_error_;          // guarded by mu_: the last fail_waiting() error
-  boost::fibers::condition_variable_any fiber_cv_;  // spawned fibers wait here
-  std::condition_variable thread_cv_;               // plain threads wait here
+  uint64_t wakes_ = 0;  // guarded by mu_: advance/fail calls, for the leaders
+  std::vector<std::unique_ptr<FiberGroup>> groups_;  // guarded by mu_
+  boost::fibers::condition_variable_any leaders_;    // the groups' leaders wait here
+  std::condition_variable thread_cv_;                // plain threads wait here
 };
 
 }  // namespace commitlog

@@ -11,7 +11,8 @@
 // while the other is in it -- and each sync carries only half of them.
 //
 // The rule, evaluated each time the sync thread wakes with a producer waiting
-// (while it holds a sync back, every arrival wakes it):
+// (while it holds a sync back, the arrival that turns the test below to "flush
+// now" wakes it):
 //   S        sync duration (moving average);
 //   R        how long after a flush the last producer it released appends
 //            again (moving average, sampled when the next flush ends, so it
@@ -31,6 +32,7 @@
 // it is never held.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -67,16 +69,21 @@ class AdaptivePolicy final : public SyncPolicy {
 
   std::string_view name() const override { return "adaptive"; }
 
-  // Records the arrival for plan(): one add and one store, on one cache line.
+  // Records the arrival for plan(): one add, one store and one load, on one
+  // cache line. While a sync is held, only the arrival that can end the hold
+  // wakes the sync thread; the others just wait.
   ProducerAction after_append(const ProducerView& v) const override {
-    arrivals_.count.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t count = arrivals_.count.fetch_add(1, std::memory_order_relaxed) + 1;
     arrivals_.last_ns.store(v.now.time_since_epoch().count(), std::memory_order_relaxed);
-    return ProducerAction::kRequestSyncAndWait;
+    const uint64_t wake_at = arrivals_.wake_at.load();
+    return wake_at == 0 || count >= wake_at ? ProducerAction::kRequestSyncAndWait
+                                            : ProducerAction::kWaitDurable;
   }
 
   SyncPlan plan(const SyncState& s) override {
     if (!s.sync_requested && !(s.waiting_producers > 0 && s.has_unflushed)) {
       holding_ = false;
+      arrivals_.wake_at.store(0);
       return {};
     }
     const uint64_t count = arrivals_.count.load(std::memory_order_relaxed);
@@ -99,6 +106,13 @@ class AdaptivePolicy final : public SyncPolicy {
       return flush_now(s, count, reason);
     }
     holding_ = true;
+    // The arrival count at which the test above turns to "flush now", with
+    // d as of now (d only shrinks, so this is never too late): all released
+    // back, or enough of the group there. That arrival wakes the thread.
+    const double all_back = static_cast<double>(release_base_ + released_);
+    const double flip = (all_back * sync + static_cast<double>(group_base_) * d) / (sync + d);
+    const uint64_t wake_at = std::min(release_base_ + released_, static_cast<uint64_t>(std::ceil(flip)));
+    arrivals_.wake_at.store(std::max(wake_at, count + 1));
     return {SyncPlan::Kind::kFlush, at, SyncReason::kAdaptive};
   }
 
@@ -130,6 +144,7 @@ class AdaptivePolicy final : public SyncPolicy {
     release_ = s.last_flush_finished;
     group_base_ = count;
     holding_ = false;
+    arrivals_.wake_at.store(0);
     return {SyncPlan::Kind::kFlush, s.now, reason};
   }
 
@@ -137,6 +152,7 @@ class AdaptivePolicy final : public SyncPolicy {
   struct alignas(64) Arrivals {
     std::atomic<uint64_t> count{0};
     std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min()};
+    std::atomic<uint64_t> wake_at{0};  // set by plan() while it holds; 0: every arrival
   };
   mutable Arrivals arrivals_;
 

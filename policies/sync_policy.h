@@ -25,8 +25,9 @@ using Duration = SteadyClock::duration;
 
 enum class ProducerAction {
   kReturn,                 // acknowledge at once
-  kWaitDurable,            // wait until the mutation is durable
-  kRequestSyncAndWait,     // wake the sync thread, then wait until durable
+  kWaitDurable,            // wait until the mutation is durable; wakes the sync
+                           // thread only if it is idle (not sleeping until a plan)
+  kRequestSyncAndWait,     // wake the sync thread (from any sleep), then wait until durable
   kWaitForSyncToCatchUp,   // wait until a sync started within lag_block completes
 };
 

@@ -73,14 +73,22 @@ struct ClosedLoop {
 
   TimePoint next_arrival() const { return *std::min_element(next.begin(), next.end()); }
 
-  void arrive_until(TimePoint t) {
+  // Producers that arrive by t append and wait. With stop_at_ask (the sync
+  // thread sleeps through a hold) it stops after the first that asks for a
+  // sync, which wakes the thread, and returns when that one arrived.
+  TimePoint arrive_until(TimePoint t, bool stop_at_ask = false) {
     for (TimePoint a = next_arrival(); a <= t; a = next_arrival()) {
       const size_t p = static_cast<size_t>(std::min_element(next.begin(), next.end()) - next.begin());
-      REQUIRE(policy.after_append({a, last_flush_started}) == ProducerAction::kRequestSyncAndWait);
+      const ProducerAction action = policy.after_append({a, last_flush_started});
+      REQUIRE((action == ProducerAction::kRequestSyncAndWait || action == ProducerAction::kWaitDurable));
       waiting.push_back({p, a});
-      sync_requested = true;
       next[p] = TimePoint::max();
+      if (action == ProducerAction::kRequestSyncAndWait) {
+        sync_requested = true;
+        if (stop_at_ask) return a;
+      }
     }
+    return t;
   }
 
   // When the sync of the oldest waiter could first have started.
@@ -107,12 +115,12 @@ struct ClosedLoop {
         continue;
       }
       REQUIRE(plan.kind != SyncPlan::Kind::kSeal);
-      TimePoint wake = std::min(next_arrival(), end);
       if (plan.kind == SyncPlan::Kind::kFlush) {
         holds.push_back({now, plan.at, last_flush_finished, oldest_ready()});
-        wake = std::min(wake, plan.at);  // an arrival wakes the sync thread too
+        now = arrive_until(std::min(plan.at, end), true);
+      } else {
+        now = std::min(next_arrival(), end);
       }
-      now = wake;
     }
   }
 
@@ -302,13 +310,13 @@ TEST_CASE("adaptive: scripted states -- hold for the released producers, flush w
   CHECK(p.at > s.now);
   CHECK(p.at <= s.last_flush_finished + cap);
   CHECK(p.reason == SyncReason::kAdaptive);
-  // Two more: still holding.
-  policy->after_append({at_us(8090), at_us(4070)});
-  policy->after_append({at_us(8100), at_us(4070)});
+  // Two more: they wait without waking the sync thread; still holding.
+  CHECK(policy->after_append({at_us(8090), at_us(4070)}) == ProducerAction::kWaitDurable);
+  CHECK(policy->after_append({at_us(8100), at_us(4070)}) == ProducerAction::kWaitDurable);
   s.now = at_us(8100);
   CHECK(policy->plan(s).at > s.now);
-  // The fourth: nobody more is expected: flush now, as the policy's decision.
-  policy->after_append({at_us(8110), at_us(4070)});
+  // The fourth, the last one expected, wakes it: flush now, as the policy's decision.
+  CHECK(policy->after_append({at_us(8110), at_us(4070)}) == ProducerAction::kRequestSyncAndWait);
   s.now = at_us(8110);
   p = policy->plan(s);
   CHECK(p.at <= s.now);
