@@ -25,6 +25,11 @@ Log2Histogram histogram(const std::atomic<uint64_t>* buckets, size_t n, uint64_t
   return h;
 }
 
+uint16_t segment_flags(const Options& o) {
+  if (o.compression != Compression::kLz4) return 0;
+  return format::kFlagLz4Sections | (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
+}
+
 uint64_t wall_clock_us() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -41,8 +46,7 @@ struct CommitLog::Impl {
       : options(o),
         policy(std::move(p)),
         compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
-        allocator(*o.file_system, o.directory, o.segment_size,
-                  o.compression == Compression::kLz4 ? format::kFlagLz4Sections : 0, first_id,
+        allocator(*o.file_system, o.directory, o.segment_size, segment_flags(o), first_id,
                   &compression_buffers),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
@@ -51,8 +55,7 @@ struct CommitLog::Impl {
   Status wait_packed(uint64_t packed) {
     if (waiters.durable(packed)) return {};
     const TimePoint start = SteadyClock::now();
-    sync_thread->notify_waiter();
-    Status status = waiters.wait_durable(packed);
+    Status status = waiters.wait_durable(packed, [this] { sync_thread->notify_waiter(); });
     commit_waits.fetch_add(1, std::memory_order_relaxed);
     commit_wait_nanos.fetch_add(nanos_since(start), std::memory_order_relaxed);
     return status;
@@ -88,7 +91,7 @@ struct CommitLog::Impl {
   std::unique_ptr<SyncThread> sync_thread;
   std::atomic<bool> closed{false};
   std::atomic<uint64_t> oversized{0}, segment_waits{0}, segment_wait_nanos{0}, commit_waits{0},
-      commit_wait_nanos{0};
+      commit_wait_nanos{0}, direct_writes{0};
   uint64_t initial_allocation_waits = 0;  // taking the first segment is not a stall
 };
 
@@ -109,6 +112,12 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
     return Status::invalid_argument(
         "max_mutation_size " + std::to_string(options.effective_max_mutation_size()) +
         " does not fit in a segment of " + std::to_string(options.segment_size) + " bytes");
+  }
+  if (options.direct_write_threshold != 0 &&
+      options.direct_write_threshold < kMinDirectWriteThreshold) {
+    return Status::invalid_argument("commitlog_ext_direct_write_threshold " +
+                                    std::to_string(options.direct_write_threshold) +
+                                    " must be 0 (off) or at least 4096 bytes");
   }
   const uint64_t hard_limit = options.total_space_hard_limit;
   if (hard_limit != 0 && (hard_limit < 2 * options.segment_size || hard_limit < options.total_space)) {
@@ -134,7 +143,8 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
   impl->sync_thread = std::make_unique<SyncThread>(impl->chain, impl->waiters, *impl->policy,
-                                                   options.commit_failure_policy);
+                                                   options.commit_failure_policy,
+                                                   options.compression == Compression::kLz4);
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 
@@ -167,6 +177,8 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   CL_RETURN_IF_ERROR(s.lifecycle->admit(deadline));
 
   const uint64_t time_us = wall_clock_us();
+  const uint64_t direct_threshold = s.options.direct_write_threshold;
+  uint64_t direct_writes = 0;
   AppendedRange range;
   uint64_t last_packed = 0;
   MappedSegment* segment = s.chain.active();
@@ -196,7 +208,10 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
       s.lifecycle->notify_switch();
     }
     for (size_t i = begin; i < end; ++i) {
-      segment->write_entry(*offset, mutations[i].table, time_us, mutations[i].payload);
+      const std::span<const std::byte> payload = mutations[i].payload;
+      const bool direct = direct_threshold != 0 && payload.size() >= direct_threshold;
+      if (segment->write_entry(*offset, mutations[i].table, time_us, payload, direct))
+        ++direct_writes;
       const Position position{segment->id(), *offset};
       if (i == 0) range.first = position;
       range.last = position;
@@ -205,6 +220,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     last_packed = DurableWaiters::pack(s.chain.ordinal(*segment), range.last.offset);
     begin = end;
   }
+  if (direct_writes != 0) s.direct_writes.fetch_add(direct_writes, std::memory_order_relaxed);
   CL_RETURN_IF_ERROR(s.apply_policy(last_packed));
   return range;
 }
@@ -250,6 +266,8 @@ CommitLogStats CommitLog::stats() const {
   out.seals = c.seals.load();
   out.flushed_mutations = c.flushed_entries.load();
   out.flush_nanos = c.flush_nanos.load();
+  out.image_bytes = c.image_bytes.load();
+  out.file_bytes = c.file_bytes.load();
   out.segment_switches = s.chain.switches();
   out.allocation_waits = s.allocator.waits() - s.initial_allocation_waits;
   out.producers_waiting = s.waiters.waiting();
@@ -288,6 +306,7 @@ MetricsSnapshot CommitLog::metrics() const {
   m.mutations_per_sync = histogram(c.group_sizes, SyncCounters::kGroupSizeBuckets, c.flushed_entries.load());
   for (size_t r = 0; r < m.syncs_by_reason.size(); ++r) m.syncs_by_reason[r] = c.by_reason[r].load();
   m.oversized_mutations = s.oversized.load();
+  m.direct_writes = s.direct_writes.load();
   m.throttled_appends = t.delayed;
   m.throttle_nanos = t.delay_nanos;
   m.space_waits = t.waits;

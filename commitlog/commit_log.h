@@ -51,6 +51,8 @@ struct CommitLogStats {
   uint64_t seals = 0;              // marker-only rounds (periodic)
   uint64_t flushed_mutations = 0;  // mutations made durable
   uint64_t flush_nanos = 0;        // total time in flush rounds
+  uint64_t image_bytes = 0;        // segment image bytes flushed (entries, markers)
+  uint64_t file_bytes = 0;         // the file bytes they took (image / file: compression ratio)
   uint64_t segment_switches = 0;
   uint64_t allocation_waits = 0;   // times a producer waited for a new segment
   uint64_t producers_waiting = 0;  // right now

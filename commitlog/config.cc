@@ -46,11 +46,12 @@ constexpr KeyName kLatencyCap{"commitlog_ext_adaptive_latency_cap", ""};
 constexpr KeyName kHardLimit{"commitlog_ext_total_space_hard_limit", ""};
 constexpr KeyName kMaxDelay{"commitlog_ext_total_space_max_delay", ""};
 constexpr KeyName kArchiving{"commitlog_ext_archiving_properties", ""};
+constexpr KeyName kDirectThreshold{"commitlog_ext_direct_write_threshold", ""};
 
 constexpr const KeyName* kAllKeys[] = {
     &kDirectory,  &kSync,        &kSyncPeriod, &kGroupWindow,   &kLagBlock,      &kSegmentSize,
     &kMaxMutationSize, &kCompression, &kTotalSpace, &kFailurePolicy, &kCompressionBuffers, &kMarkerInterval, &kLatencyCap,
-    &kHardLimit, &kMaxDelay, &kArchiving,
+    &kHardLimit, &kMaxDelay, &kArchiving, &kDirectThreshold,
 };
 
 // An unknown key with one of these prefixes belongs to the commit log and is
@@ -418,6 +419,11 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
   }
   CL_RETURN_IF_ERROR(read_duration(l, kMaxDelay, any_unit, &o.total_space_max_delay));
   CL_RETURN_IF_ERROR(read_text(l, kArchiving, "a file path", &o.archiving_properties));
+  CL_RETURN_IF_ERROR(read_size(l, kDirectThreshold, 1, &o.direct_write_threshold));
+  if (const Entry* e = l.entry(kDirectThreshold);
+      e && o.direct_write_threshold != 0 && o.direct_write_threshold < kMinDirectWriteThreshold) {
+    return l.bad(*e, "must be 0B (off) or at least 4KiB");
+  }
 
   // The policy checks its own name and requirements (a group window > 0, ...).
   Result<std::unique_ptr<SyncPolicy>> policy = PolicyRegistry::global().create(o.sync_policy, p);
@@ -439,6 +445,8 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
   l.record(kHardLimit, o.total_space_hard_limit == 0 ? "0MiB (none)" : cv::format_size(o.total_space_hard_limit));
   l.record(kMaxDelay, cv::format_duration(o.total_space_max_delay));
   l.record(kArchiving, o.archiving_properties.empty() ? "(none)" : o.archiving_properties);
+  l.record(kDirectThreshold,
+           o.direct_write_threshold == 0 ? "0B (off)" : cv::format_size(o.direct_write_threshold));
   out.settings = l.take_settings();
   out.warnings = l.take_warnings();
   return out;

@@ -16,17 +16,16 @@ bool on_worker_fiber() {
 
 }  // namespace
 
+// The caller counts itself in waiting_ first. waiting_ is raised before the
+// last check, and advance() reads it after storing the watermark (both
+// seq_cst), so a wake-up cannot be missed.
 template <typename Predicate>
 void DurableWaiters::wait(std::unique_lock<std::mutex>& lock, Predicate ready) {
-  // waiting_ is raised before the last check, and advance() reads it after
-  // storing the watermark (both seq_cst), so a wake-up cannot be missed.
-  waiting_.fetch_add(1);
   if (on_worker_fiber()) {
     wait_in_group(lock, ready);
   } else {
     thread_cv_.wait(lock, ready);
   }
-  waiting_.fetch_sub(1);
 }
 
 // With every fiber on one condition variable, each flush woke hundreds of
@@ -68,25 +67,45 @@ TimePoint DurableWaiters::last_flush_started() const {
   return TimePoint(Duration(last_flush_started_ns_.load(std::memory_order_acquire)));
 }
 
-Status DurableWaiters::wait_durable(uint64_t packed) {
+// A producer whose entry was in a flush that failed under commit_failure_policy
+// ignore may start waiting after that round's error went out; its own sync
+// request was spent on the failed flush. Counting it before it pokes the sync
+// thread makes the next plan see it waiting (batch then flushes again), where
+// poking first could let the thread plan, see nobody, and sleep for good.
+Status DurableWaiters::wait_durable(uint64_t packed, const std::function<void()>& on_waiting) {
   if (durable(packed)) return {};
-  std::unique_lock lock(mu_);
-  const uint64_t round = failed_rounds_;
-  wait(lock, [&] { return durable_.load() > packed || failed_.load() || failed_rounds_ != round; });
-  if (durable_.load() > packed) return {};
-  return failed_.load() ? error_ : round_error_;
+  waiting_.fetch_add(1);
+  if (on_waiting) on_waiting();
+  Status status;
+  {
+    std::unique_lock lock(mu_);
+    const uint64_t round = failed_rounds_;
+    wait(lock, [&] { return durable_.load() > packed || failed_.load() || failed_rounds_ != round; });
+    if (durable_.load() <= packed) status = failed_.load() ? error_ : round_error_;
+  }
+  waiting_.fetch_sub(1);
+  return status;
 }
 
 Status DurableWaiters::wait_flush_started_after(TimePoint since) {
   const int64_t since_ns = since.time_since_epoch().count();
   if (last_flush_started_ns_.load() > since_ns) return {};
-  std::unique_lock lock(mu_);
-  const uint64_t round = failed_rounds_;
-  wait(lock, [&] {
-    return last_flush_started_ns_.load() > since_ns || failed_.load() || failed_rounds_ != round;
-  });
-  if (failed_.load()) return error_;
-  return failed_rounds_ != round ? round_error_ : Status{};
+  waiting_.fetch_add(1);
+  Status status;
+  {
+    std::unique_lock lock(mu_);
+    const uint64_t round = failed_rounds_;
+    wait(lock, [&] {
+      return last_flush_started_ns_.load() > since_ns || failed_.load() || failed_rounds_ != round;
+    });
+    if (failed_.load()) {
+      status = error_;
+    } else if (failed_rounds_ != round) {
+      status = round_error_;
+    }
+  }
+  waiting_.fetch_sub(1);
+  return status;
 }
 
 void DurableWaiters::advance(uint64_t packed, TimePoint flush_started) {

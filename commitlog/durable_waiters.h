@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -42,8 +43,10 @@ class DurableWaiters {
   TimePoint last_flush_started() const;
 
   // Blocks (the fiber, or the thread) until `packed` is durable or the log
-  // failed. Returns the failure, if any.
-  Status wait_durable(uint64_t packed);
+  // failed. Returns the failure, if any. `on_waiting`, if given, runs once
+  // the caller counts in waiting() and before it blocks: the place to wake
+  // the sync thread, which then never plans without this waiter.
+  Status wait_durable(uint64_t packed, const std::function<void()>& on_waiting = {});
   // Blocks until a flush that started after `since` has completed.
   Status wait_flush_started_after(TimePoint since);
   size_t waiting() const { return waiting_.load(std::memory_order_acquire); }

@@ -84,6 +84,7 @@ std::string to_json(const MetricsSnapshot& m) {
       {"mutations_per_sync", histogram_json(m.mutations_per_sync)},
       {"syncs_by_reason", by_reason},
       {"oversized_mutations", m.oversized_mutations},
+      {"direct_writes", m.direct_writes},
       {"throttled_appends", m.throttled_appends},
       {"throttle_nanos", m.throttle_nanos},
       {"space_waits", m.space_waits},
@@ -119,6 +120,10 @@ std::string to_prometheus(const MetricsSnapshot& m) {
     e.sample("syncs_total", m.syncs_by_reason[r], fmt::format("reason=\"{}\"", reason_name(r)));
   }
   e.single("oversized_mutations_total", "counter", "Mutations refused for max_mutation_size.", m.oversized_mutations);
+  e.single(
+      "direct_writes_total", "counter",
+      "Payloads at or over commitlog_ext_direct_write_threshold that bypassed the segment image.",
+      m.direct_writes);
   e.single("throttled_appends_total", "counter", "Appends delayed near the hard limit.", m.throttled_appends);
   e.single("throttle_seconds_total", "counter", "Time appends spent delayed near the hard limit.",
            seconds(m.throttle_nanos));

@@ -43,6 +43,7 @@ struct MetricsSnapshot {
   Log2Histogram mutations_per_sync;          // mutations each flush made durable
   std::array<uint64_t, kSyncReasons> syncs_by_reason{};  // flushes, by SyncReason
   uint64_t oversized_mutations = 0;          // refused for max_mutation_size
+  uint64_t direct_writes = 0;                // payloads that bypassed the segment image
   uint64_t throttled_appends = 0;            // delayed near the hard limit
   uint64_t throttle_nanos = 0;
   uint64_t space_waits = 0;                  // waited at the hard limit

@@ -16,6 +16,10 @@ namespace commitlog {
 
 enum class Compression { kNone, kLz4 };
 
+// The smallest non-zero direct_write_threshold: below a page a copy always
+// costs less than the direct route's system call or LZ4 call and allocation.
+inline constexpr uint64_t kMinDirectWriteThreshold = 4096;
+
 // What the log does when a sync, allocation or write fails (commit_failure_policy).
 enum class CommitFailurePolicy {
   kStop,        // refuse every further append with the error (default)
@@ -44,6 +48,12 @@ struct Options {
   // Segment-sized buffers compressed segments may hold at once
   // (commitlog_max_compression_buffers_in_pool): the memory bound of compression.
   uint64_t max_compression_buffers_in_pool = 3;
+  // Payloads of at least this many bytes bypass the segment's image
+  // (commitlog_ext_direct_write_threshold; 0: never): a plain segment gets
+  // them with one pwrite instead of a copy through the mapping, a compressed
+  // one compresses them on the producer's thread and stores them as their own
+  // section instead of copying them into the pooled buffer. 0 or at least 4 KiB.
+  uint64_t direct_write_threshold = 1ull << 20;
   // Soft cap on the log's size (commitlog_total_space; 0: none): over it the
   // log asks on_flush_request to flush the tables of the oldest segments.
   uint64_t total_space = 0;

@@ -40,7 +40,8 @@ struct ProducerView {
 // What the sync thread knows when it asks for a plan.
 struct SyncState {
   TimePoint now;
-  TimePoint last_flush_started;   // of the last completed flush
+  TimePoint last_flush_started;   // of the last completed flush, or of one still
+                                  // committing (compressed segments, sync_thread.h)
   TimePoint last_flush_finished;
   TimePoint last_seal;            // last seal, with or without flush
   Duration last_flush_duration{};

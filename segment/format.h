@@ -29,7 +29,12 @@ inline constexpr uint16_t kFormatVersion = 1;
 inline constexpr uint64_t kMagic = 0x31474553474f4c43ULL;
 
 inline constexpr uint16_t kFlagLz4Sections = 1u << 0;
-inline constexpr uint16_t kKnownFlags = kFlagLz4Sections;
+// With kFlagLz4Sections: one flush may store several sections, tied together
+// by kSectionJoined / kSectionMore (large payloads compressed by their
+// producers, commitlog_ext_direct_write_threshold). Readers that do not know
+// this bit refuse the segment instead of misreading it.
+inline constexpr uint16_t kFlagFlushGroups = 1u << 1;
+inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups;
 
 // File header.
 inline constexpr size_t kHeaderSize = 64;
@@ -80,7 +85,9 @@ inline constexpr uint64_t kFirstEntryOffset = kFirstMarkerOffset + kMarkerSize;
 //                   u64 header_checksum (bytes 0..32, segment id, own file offset)
 //   all 40 bytes zero: end of sections.
 // Sections may overlap in the image; a later one wins (the open marker is
-// rewritten by the next flush).
+// rewritten by the next flush). In kFlagFlushGroups segments a flush is a
+// group of sections: kSectionJoined on all but its first, kSectionMore on all
+// but its last (a one-section flush has neither, as in every other segment).
 inline constexpr size_t kSectionHeaderSize = 40;
 inline constexpr size_t kSectionImageOffset = 0;       // u64
 inline constexpr size_t kSectionImageLength = 8;       // u32
@@ -89,6 +96,8 @@ inline constexpr size_t kSectionFlags = 16;            // u32
 inline constexpr size_t kSectionStoredChecksum = 24;   // u64
 inline constexpr size_t kSectionHeaderChecksum = 32;   // u64
 inline constexpr uint32_t kSectionRaw = 1u << 0;
+inline constexpr uint32_t kSectionJoined = 1u << 1;  // not the first of its flush
+inline constexpr uint32_t kSectionMore = 1u << 2;    // not the last of its flush
 
 // Segment files are named CommitLog-<version>-<id>.log.
 inline constexpr const char* kFilePrefix = "CommitLog-";

@@ -78,7 +78,9 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   auto file = fs.open(path, OpenMode::kCreateNew);
   if (!file.ok()) return file.status();
   auto storage = compressed
-                     ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, info.capacity, header)
+                     ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id,
+                                               info.capacity,
+                                               (info.flags & format::kFlagFlushGroups) != 0, header)
                      : make_mapped_storage(std::move(file).value(), info.capacity, header);
   if (!storage.ok()) return storage.status();
   // The new name must be durable before anything in it is acknowledged.
@@ -124,8 +126,8 @@ bool MappedSegment::has_unflushed() const {
 
 uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }
 
-void MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
-                                std::span<const std::byte> payload) {
+bool MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                                std::span<const std::byte> payload, bool direct) {
   std::byte* entry = base_ + offset;
   std::byte header[format::kEntryHeaderSize];
   const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + payload.size());
@@ -135,11 +137,16 @@ void MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_u
   store_u64(header + format::kEntryPayloadChecksumOffset, checksum(payload));
   store_u64(header + format::kEntryHeaderChecksumOffset,
             entry_header_checksum(header, info_.id, offset));
-  if (!payload.empty()) std::memcpy(entry + format::kEntryHeaderSize, payload.data(), payload.size());
+  const bool went_direct = direct && !payload.empty() &&
+                           storage_->write_direct(offset + format::kEntryHeaderSize, payload);
+  if (!went_direct && !payload.empty()) {
+    std::memcpy(entry + format::kEntryHeaderSize, payload.data(), payload.size());
+  }
   std::memcpy(entry + 4, header + 4, format::kEntryHeaderSize - 4);
   // The length goes last: the sync thread reads a non-zero length as "this
   // entry is complete" (see wait_for_published).
   length_field(entry).store(length, std::memory_order_release);
+  return went_direct;
 }
 
 uint64_t MappedSegment::close() {
@@ -152,7 +159,8 @@ bool MappedSegment::closed() const {
 
 void MappedSegment::wait_for_published(uint64_t end) {
   // Producers never suspend between reserve() and the length store, so this
-  // wait is as long as one memcpy unless a producer thread was preempted.
+  // wait is as long as one memcpy (or a direct payload's pwrite or LZ4 call)
+  // unless a producer thread was preempted.
   uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
   unsigned spins = 0;
   while (at < end) {
@@ -235,6 +243,29 @@ Result<uint64_t> MappedSegment::flush() {
   }
   if (end_marker_written_) finished_ = true;
   return tail;
+}
+
+Result<MappedSegment::Staged> MappedSegment::stage(bool hold_headers) {
+  Staged staged;
+  staged.tail = open_marker_ + format::kMarkerSize;
+  if (!dirty_) return staged;
+  auto write = storage_->stage(flush_from_, staged.tail - flush_from_, hold_headers);
+  if (!write.ok()) return write.status();
+  staged.write = std::move(write).value();
+  staged.last = end_marker_written_;
+  flush_from_ = open_marker_;  // as in flush()
+  dirty_ = false;
+  return staged;
+}
+
+Status MappedSegment::commit(const Staged& staged) const {
+  return staged.write.empty() ? Status{} : storage_->commit(staged.write);
+}
+
+void MappedSegment::committed(const Staged& staged) {
+  if (staged.write.empty()) return;
+  storage_->count_committed(staged.write);
+  if (staged.last) finished_ = true;
 }
 
 }  // namespace commitlog

@@ -51,6 +51,7 @@ class MappedSegment {
   // Creates `dir`/CommitLog-<v>-<id>.log (preallocated and mapped, or, with
   // kFlagLz4Sections in info.flags, backed by a buffer from `pool`), writes and
   // syncs its header, and syncs the directory. Runs on the allocator thread.
+  // A compressed segment takes direct payloads only with kFlagFlushGroups.
   static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const std::string& dir,
                                                        SegmentFileInfo info, uint64_t now_us,
                                                        BufferPool* pool = nullptr);
@@ -67,9 +68,10 @@ class MappedSegment {
 
   // Writes one entry at `offset` (inside a reservation). Thread-safe for
   // disjoint reservations. Publishes the entry with a release store of its
-  // length, after everything else.
-  void write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
-                   std::span<const std::byte> payload);
+  // length, after everything else. With `direct`, the payload bypasses the
+  // image (SegmentStorage::write_direct); returns whether it did.
+  bool write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                   std::span<const std::byte> payload, bool direct = false);
 
   // Sync thread only. ----------------------------------------------------
   // Refuses further reservations; the end marker goes at the returned
@@ -84,6 +86,22 @@ class MappedSegment {
   uint64_t seal();
   // Makes everything sealed so far durable. Returns the offset covered.
   Result<uint64_t> flush();
+  // flush() in two steps, so that the sync thread can compress and write the
+  // next flush while this one's fdatasync runs (commitlog/sync_thread.h).
+  struct Staged {
+    StagedWrite write;  // empty: nothing was sealed since the last stage()
+    uint64_t tail = 0;  // entries below this offset are durable once committed
+    bool last = false;  // holds the end marker
+  };
+  // Writes everything sealed since the last stage() to the file
+  // (SegmentStorage::stage()). A failed stage() changes nothing here; the
+  // next one covers the range again.
+  Result<Staged> stage(bool hold_headers);
+  // Makes `staged` durable. Any one thread at a time, also while stage()
+  // runs; an empty Staged costs nothing.
+  Status commit(const Staged& staged) const;
+  // Sync thread, once commit(staged) succeeded (in stage() order).
+  void committed(const Staged& staged);
   // True once the end marker is written and flushed.
   bool finished() const { return finished_; }
   // Unmaps and closes the file (and gives back the buffer) of a finished segment.

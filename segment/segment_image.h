@@ -10,6 +10,10 @@
 // decompress to exactly their stated length is damage. The decoder never
 // reads or writes out of bounds. Damaged parts of the image
 // stay zero, so the segment reader sees them as damage too.
+//
+// In kFlagFlushGroups segments one flush may be a group of sections; the
+// rules above then apply per flush: damage is the torn end when no later
+// flush starts after it, and a torn flush is left out of the image whole.
 #pragma once
 
 #include <cstdint>

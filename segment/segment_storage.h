@@ -4,27 +4,74 @@
 //  - compressed: the image is a pooled buffer; persist() compresses the range
 //    with LZ4, appends it to the file as a section (format.h) and fdatasyncs.
 // The segment writer (mapped_segment.h) works on the image only, so both
-// kinds share its reservation, publication and marker logic.
+// kinds share its reservation, publication and marker logic. A large payload
+// may instead take the direct route (write_direct), which leaves its range
+// of the image zero.
 //
 // Thread-safety: image() bytes are written by producers in disjoint
-// reservations; persist() is called by the sync thread only.
+// reservations, and so is write_direct(); persist() and stage() are called by
+// the sync thread only, commit() by one thread at a time (see stage()).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "segment/buffer_pool.h"
 #include "segment/file_system.h"
+#include "segment/format.h"
 
 namespace commitlog {
+
+// What SegmentStorage::stage() wrote and commit() has yet to make durable.
+struct StagedWrite {
+  // A section header stage() wrote as zeros; commit() writes it.
+  struct HeldHeader {
+    uint64_t file_offset = 0;
+    std::array<std::byte, format::kSectionHeaderSize> bytes{};
+  };
+  std::vector<HeldHeader> held;
+  uint64_t image_offset = 0;
+  uint64_t image_bytes = 0;  // 0: nothing was staged
+  uint64_t file_bytes = 0;   // what they took in the file
+  bool empty() const { return image_bytes == 0; }
+};
 
 class SegmentStorage {
  public:
   virtual ~SegmentStorage() = default;
   std::byte* image() const { return image_; }
-  // Makes image bytes [offset, offset + length) durable.
-  virtual Status persist(uint64_t offset, uint64_t length) = 0;
+  // Makes image bytes [offset, offset + length) durable, with the payloads
+  // written by write_direct() inside that range: stage() and commit().
+  virtual Status persist(uint64_t offset, uint64_t length);
+  // persist() in two steps, so that one flush's fdatasync can run while the
+  // next flush is compressed (commitlog/sync_thread.h).
+  // stage() writes the range to the file, not durable yet; a failed stage()
+  // leaves nothing a reader sees, and its retry rewrites the range. With
+  // `hold_headers` the section headers are written as zeros and returned, so
+  // a reader sees none of it until commit(): while an earlier flush is not
+  // durable, a power loss could keep this one and tear that one, which reads
+  // as corruption instead of a torn tail. Mapped: the mapping is the file, so
+  // stage() writes nothing.
+  virtual Result<StagedWrite> stage(uint64_t offset, uint64_t length, bool hold_headers) = 0;
+  // Writes the held headers and makes everything staged up to `write` durable
+  // (fdatasync; mapped: msync of its range). Touches only the file, so it may
+  // run on another thread while the sync thread stages the next flush.
+  virtual Status commit(const StagedWrite& write) const = 0;
+  // After a successful commit(), on the thread that calls stage().
+  void count_committed(const StagedWrite& write) {
+    image_bytes_ += write.image_bytes;
+    file_bytes_ += write.file_bytes;
+  }
+  // Producers: stores `payload` as image bytes [offset, offset + size)
+  // without copying it into image(), or returns false, and the caller copies
+  // it. Mapped: one pwrite into the file, whose page cache the mapping shares,
+  // so msync covers it. Compressed: LZ4 on the calling thread, kept until
+  // persist() stores it as its own section of the flush's group.
+  // REQUIRES: called before the entry is published (its length stored).
+  virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload) = 0;
   // Bytes of the image persisted and the bytes that took in the file.
   uint64_t image_bytes_persisted() const { return image_bytes_; }
   uint64_t file_bytes_written() const { return file_bytes_; }
@@ -40,10 +87,9 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
                                                             uint64_t capacity,
                                                             std::span<const std::byte> header);
 // Writes `header` at the start of `file`, durably; the image is `buffer`.
-Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(std::unique_ptr<File> file,
-                                                                PooledBuffer buffer,
-                                                                uint64_t segment_id,
-                                                                uint64_t buffer_capacity,
-                                                                std::span<const std::byte> header);
+// `flush_groups` (format::kFlagFlushGroups in the header) enables write_direct().
+Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
+    std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
+    bool flush_groups, std::span<const std::byte> header);
 
 }  // namespace commitlog

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,6 +68,62 @@ TEST_CASE("bench: one tiny point per engine prints parseable CSV") {
 TEST_CASE("bench: a bad value is a usage error") {
   CHECK(run_cli("bench --sizes 12parsecs --duration 0.1s").exit_code == 2);
   CHECK(run_cli("bench --policies nosuchpolicy --duration 0.1s").exit_code == 2);
+  CHECK(run_cli("bench --payload nosuchpayload --duration 0.1s").exit_code == 2);
+  CHECK(run_cli("bench --compression zstd --duration 0.1s").exit_code == 2);
+  CHECK(run_cli("bench --large-path sideways --duration 0.1s").exit_code == 2);
+}
+
+TEST_CASE("bench: --large-path runs and labels the pooled and the direct route") {
+  const Run run = run_cli(
+      "bench --engines commitlog --policies batch --large-path pooled,direct --sizes 8KiB "
+      "--producers 1 --duration 0.1s --warmup 0.02s --format csv");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("commitlog,batch,pooled,") != std::string::npos);
+  CHECK(run.out.find("commitlog,batch,direct,") != std::string::npos);
+}
+
+TEST_CASE("bench: kv payloads compress, random ones do not; both with and without lz4") {
+  // Each flush is compressed on its own, so a flush must hold many records
+  // for their common fields to count: 64 producers.
+  const Run run = run_cli(
+      "bench --engines commitlog --policies batch --producers 1x64 --duration 0.2s --warmup 0.05s "
+      "--sizes 200 --payload kv,random --compression none,lz4 --format csv");
+  REQUIRE(run.exit_code == 0);
+  std::stringstream lines(run.out);
+  std::string header;
+  REQUIRE(std::getline(lines, header));
+  const std::vector<std::string> columns = split(header);
+  auto index = [&](const char* name) {
+    const auto at = std::find(columns.begin(), columns.end(), name);
+    REQUIRE_MESSAGE(at != columns.end(), name);
+    return static_cast<size_t>(at - columns.begin());
+  };
+  const size_t payload = index("payload"), compression = index("compression"),
+               ratio = index("compression_ratio"), cpu = index("cpu_us_per_op");
+  std::map<std::string, double> ratios;  // by "payload compression"
+  for (std::string line; std::getline(lines, line);) {
+    const std::vector<std::string> fields = split(line + ",");
+    REQUIRE(fields.size() >= columns.size());
+    CHECK(std::stod(fields.at(cpu)) > 0);
+    ratios[fields.at(payload) + " " + fields.at(compression)] = std::stod(fields.at(ratio));
+  }
+  REQUIRE(ratios.size() == 4);
+  CHECK(ratios["kv lz4"] > 1.5);
+  CHECK(ratios["random lz4"] > 0.9);
+  CHECK(ratios["random lz4"] < 1.05);
+  CHECK(ratios["kv none"] == doctest::Approx(1.0));
+  CHECK(ratios["random none"] == doctest::Approx(1.0));
+}
+
+TEST_CASE("bench: the table labels compressed points and shows payload and ratio") {
+  const Run run = run_cli(
+      "bench --engines commitlog --policies batch --producers 1 --duration 0.1s --warmup 0.05s "
+      "--payload kv --compression lz4");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("| payload |") != std::string::npos);
+  CHECK(run.out.find("| ratio |") != std::string::npos);
+  CHECK(run.out.find("| commitlog batch lz4 |") != std::string::npos);
+  CHECK(run.out.find("| kv |") != std::string::npos);
 }
 
 #endif

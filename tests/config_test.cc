@@ -399,9 +399,10 @@ TEST_CASE("config: effective settings say where each value came from") {
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 16);
+  REQUIRE(c.settings.size() == 17);
   CHECK(c.settings.front().key == "commitlog_directory");
-  CHECK(c.settings.back().key == "commitlog_ext_archiving_properties");
+  CHECK(c.settings.back().key == "commitlog_ext_direct_write_threshold");
+  CHECK(c.settings.back().value == "1MiB");
   const ConfigValue& period = setting(c, "commitlog_sync_period");
   CHECK(period.source == ConfigSource::kFile);
   CHECK(period.line == 2);

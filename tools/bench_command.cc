@@ -34,6 +34,10 @@ struct BenchArgs {
   std::vector<std::string> producers{"1", "2", "4", "8", "16"};
   std::vector<std::string> fibers{"1"};
   std::vector<std::string> sizes{"100"};
+  std::vector<std::string> large_paths;  // empty: as the options say
+  std::vector<std::string> compressions;  // empty: as the options say
+  std::vector<std::string> payloads{"fill"};
+  uint64_t seed = 1;
   std::string duration = "2s";
   std::string warmup = "0.5s";
   std::string fiber_stack = "16KiB";
@@ -86,10 +90,39 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
     for (const std::string& policy : a.policies) {
       auto spec = parse_policy(policy, base.policy);
       if (!spec.ok()) return spec.status();
-      variants.push_back(*spec);
+      if (a.large_paths.empty()) variants.push_back(*spec);
+      for (const std::string& path : a.large_paths) {
+        if (path != "pooled" && path != "direct") {
+          return Status::invalid_argument("--large-path '" + path + "' is not pooled or direct");
+        }
+        spec->large_path = path;
+        variants.push_back(*spec);
+      }
     }
   }
+  if (!a.compressions.empty()) {
+    std::vector<EngineSpec> expanded;
+    for (const EngineSpec& variant : variants) {
+      if (variant.engine != "commitlog") expanded.push_back(variant);
+      if (variant.engine != "commitlog") continue;
+      for (const std::string& compression : a.compressions) {
+        if (compression != "none" && compression != "lz4") {
+          return Status::invalid_argument("--compression '" + compression + "' is not none or lz4");
+        }
+        expanded.push_back(variant);
+        expanded.back().compression = compression;
+      }
+    }
+    variants = std::move(expanded);
+  }
+  std::vector<PayloadKind> payloads;
+  for (const std::string& text : a.payloads) {
+    auto kind = parse_payload_kind(text);
+    if (!kind.ok()) return kind.status();
+    payloads.push_back(*kind);
+  }
   PointSpec proto;
+  proto.seed = a.seed;
   auto duration = parse_bench_duration(a.duration);
   auto warmup = parse_bench_duration(a.warmup);
   auto stack = parse_bench_size(a.fiber_stack);
@@ -106,18 +139,21 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
   for (const std::string& size_text : a.sizes) {
     auto size = parse_bench_size(size_text);
     if (!size.ok()) return size.status();
-    for (const ProducerShape& shape : *shapes) {
-      for (const EngineSpec& variant : variants) {
-        if (variant.engine == "rocksdb" && shape.fibers > 1) {
-          skipped_rocksdb = true;
-          continue;
+    for (PayloadKind payload : payloads) {
+      for (const ProducerShape& shape : *shapes) {
+        for (const EngineSpec& variant : variants) {
+          if (variant.engine == "rocksdb" && shape.fibers > 1) {
+            skipped_rocksdb = true;
+            continue;
+          }
+          PointSpec p = proto;
+          p.engine = variant;
+          p.threads = shape.threads;
+          p.fibers = shape.fibers;
+          p.size = *size;
+          p.payload = payload;
+          points.push_back(p);
         }
-        PointSpec p = proto;
-        p.engine = variant;
-        p.threads = shape.threads;
-        p.fibers = shape.fibers;
-        p.size = *size;
-        points.push_back(p);
       }
     }
   }
@@ -146,10 +182,12 @@ Result<std::string> make_root(const std::string& dir, bool& owned) {
 std::string describe(const PointResult& r) {
   return fmt::format(
       "{:.0f} ops/s, {:.2f} MB/s, p50 {:.0f} µs, p99 {:.0f} µs, {:.3f} fsyncs/op, "
-      "{:.3f} ctxsw/op",
+      "{:.3f} ctxsw/op, {:.1f} CPU µs/op{}",
       r.ops_per_second(), r.mb_per_second(), static_cast<double>(r.latency.quantile(0.5)) / 1e3,
       static_cast<double>(r.latency.quantile(0.99)) / 1e3, r.per_op(static_cast<double>(r.syncs)),
-      r.per_op(static_cast<double>(r.usage.context_switches())));
+      r.per_op(static_cast<double>(r.usage.context_switches())),
+      r.per_op(r.usage.user_us + r.usage.sys_us),
+      r.compression_ratio() > 0 ? fmt::format(", ratio {:.2f}", r.compression_ratio()) : "");
 }
 
 int run_bench(const CLI::App& cmd, BenchArgs& args) {
@@ -177,8 +215,9 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
       fs::remove_all(dir, ec);
       fs::create_directories(dir, ec);
       const std::string name = fmt::format(
-          "[{}{}/{}] {}, {} x {}, {}", args.repeat > 1 ? fmt::format("{}:", round + 1) : "", i + 1,
-          points->size(), spec.engine.label(), spec.threads, spec.fibers, format_bytes(spec.size));
+          "[{}{}/{}] {}, {} x {}, {} {}", args.repeat > 1 ? fmt::format("{}:", round + 1) : "",
+          i + 1, points->size(), spec.engine.label(), spec.threads, spec.fibers,
+          format_bytes(spec.size), payload_kind_name(spec.payload));
       auto result = run_point(spec, {dir, spec.size, spec.fibers, base});
       fs::remove_all(dir, ec);
       if (!result.ok()) {
@@ -259,6 +298,20 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--sizes", args->sizes, "payload sizes, e.g. 100,4KiB,1MiB")
       ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--large-path", args->large_paths,
+                  "commitlog: pooled (payloads copied into the segment image), direct (payloads "
+                  "bypass it; commitlog_ext_direct_write_threshold), or both: pooled,direct")
+      ->delimiter(',');
+  cmd->add_option("--compression", args->compressions,
+                  "commitlog: none, lz4, or both: none,lz4 (default: as --config says)")
+      ->delimiter(',');
+  cmd->add_option("--payload", args->payloads,
+                  "payloads: fill (one repeated byte), random, kv (key/value records of size/2 "
+                  "to 3*size/2 bytes), or several: fill,kv")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--seed", args->seed, "seed of the random and kv payloads")
       ->capture_default_str();
   cmd->add_option("--duration", args->duration, "measured time per point")->capture_default_str();
   cmd->add_option("--warmup", args->warmup, "warm-up per point, not measured")

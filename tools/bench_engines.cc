@@ -18,6 +18,10 @@ class CommitLogEngine final : public BenchEngine {
     return log_->append(static_cast<uint32_t>(producer % 16), payload).status();
   }
   uint64_t syncs() const override { return log_->stats().flushes; }
+  FlushedBytes flushed_bytes() const override {
+    const CommitLogStats stats = log_->stats();
+    return {stats.image_bytes, stats.file_bytes};
+  }
   bool durable() const override { return durable_; }
   Status close() override { return log_->close(); }
 
@@ -34,7 +38,9 @@ std::string EngineSpec::policy_label() const {
 }
 
 std::string EngineSpec::label() const {
-  return engine == "commitlog" ? engine + " " + policy_label() : engine;
+  if (engine != "commitlog") return engine;
+  return engine + " " + policy_label() + (large_path.empty() ? "" : " " + large_path) +
+         (compression.empty() ? "" : " " + compression);
 }
 
 bool engine_available(const std::string& engine) {
@@ -73,6 +79,12 @@ Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spe
   // Room for at least 32 records per segment, as 32 MiB segments give 1 MiB ones.
   options.segment_size = std::max(options.segment_size, std::bit_ceil(setup.record_size * 32));
   options.max_mutation_size = std::max(options.effective_max_mutation_size(), setup.record_size);
+  if (spec.compression == "none") options.compression = Compression::kNone;
+  if (spec.compression == "lz4") options.compression = Compression::kLz4;
+  if (spec.large_path == "pooled") options.direct_write_threshold = 0;
+  if (spec.large_path == "direct") {
+    options.direct_write_threshold = std::max(kMinDirectWriteThreshold, setup.record_size);
+  }
   auto log = CommitLog::open(options);
   if (!log.ok()) return log.status();
   return std::unique_ptr<BenchEngine>(

@@ -23,14 +23,26 @@
 
 namespace commitlog::tools {
 
+struct FlushedBytes {
+  uint64_t image = 0;  // what the log had to store (entries and markers)
+  uint64_t file = 0;   // what that took in its files
+};
+
 // One engine variant, e.g. {"commitlog", "group", 10ms}.
 struct EngineSpec {
   std::string engine;       // "commitlog", "raw" or "rocksdb"
   std::string policy;       // commitlog only: a PolicyRegistry name
   Duration window{};        // commitlog only: group window or periodic period; 0 = base's
   std::string window_text;  // as given ("10ms"), for the label
+  // commitlog only: "pooled" (every payload is copied into the segment's
+  // image), "direct" (payloads of at least the point's size, and 4 KiB,
+  // bypass it; see Options::direct_write_threshold), or "" (as the options say).
+  std::string large_path;
+  // commitlog only: "none", "lz4" (commitlog_compression), or "" (as the
+  // options say).
+  std::string compression;
 
-  // "commitlog batch", "commitlog group:10ms", "raw", "rocksdb".
+  // "commitlog batch", "commitlog group:10ms", "commitlog batch direct", "raw", "rocksdb".
   std::string label() const;
   // The policy column: "batch", "group:10ms"; "" for the references.
   std::string policy_label() const;
@@ -51,6 +63,8 @@ class BenchEngine {
   virtual Status append(uint64_t producer, uint64_t seq, std::span<const std::byte> payload) = 0;
   // fsync/fdatasync/msync rounds so far.
   virtual uint64_t syncs() const = 0;
+  // Bytes flushed so far, for the compression ratio; zeros if not known.
+  virtual FlushedBytes flushed_bytes() const { return {}; }
   // False when append() returns before the data is durable (periodic).
   virtual bool durable() const { return true; }
   // False when a waiting append blocks its whole thread, not just its fiber.

@@ -44,6 +44,8 @@ const std::vector<Column>& columns() {
   static const std::vector<Column> kColumns = {
       {"engine", nullptr, [](A, P p) { return text(p.spec.engine.engine); }},
       {"policy", nullptr, [](A, P p) { return text(p.spec.engine.policy_label()); }},
+      {"large_path", nullptr, [](A, P p) { return text(p.spec.engine.large_path); }},
+      {"compression", nullptr, [](A, P p) { return text(p.spec.engine.compression); }},
       {nullptr, "engine",
        [](A, P p) { return text(p.spec.engine.label() + (p.durable ? "" : " (not durable)")); }},
       {"threads", nullptr, [](A, P p) { return integer(static_cast<uint64_t>(p.spec.threads)); }},
@@ -57,6 +59,7 @@ const std::vector<Column>& columns() {
        }},
       {"size_bytes", nullptr, [](A, P p) { return integer(p.spec.size); }},
       {nullptr, "size", [](A, P p) { return text(format_bytes(p.spec.size)); }},
+      {"payload", "payload", [](A, P p) { return text(payload_kind_name(p.spec.payload)); }},
       {"seconds", nullptr, [](A, P p) { return number(p.seconds); }},
       {"ops", nullptr, [](A, P p) { return integer(p.ops); }},
       {"ops_per_s", "ops/s", [](A, P p) { return number(p.ops_per_second()); }},
@@ -69,6 +72,8 @@ const std::vector<Column>& columns() {
       {"max_us", nullptr, [](A, P p) { return number(us(p.latency.max())); }},
       {"user_us_per_op", "user µs/op", [](A, P p) { return number(p.per_op(p.usage.user_us)); }},
       {"sys_us_per_op", "sys µs/op", [](A, P p) { return number(p.per_op(p.usage.sys_us)); }},
+      {"cpu_us_per_op", "CPU µs/op",
+       [](A, P p) { return number(p.per_op(p.usage.user_us + p.usage.sys_us)); }},
       {"ctxsw_per_op", "ctxsw/op",
        [](A, P p) { return number(p.per_op(static_cast<double>(p.usage.context_switches()))); }},
       {"fsyncs", nullptr, [](A, P p) { return integer(p.syncs); }},
@@ -85,6 +90,8 @@ const std::vector<Column>& columns() {
                              : number(static_cast<double>(p.usage.write_bytes) / 1024.0 /
                                       static_cast<double>(p.syncs));
        }},
+      {"compression_ratio", "ratio",
+       [](A, P p) { return p.compression_ratio() > 0 ? number(p.compression_ratio()) : none(); }},
       {"rss_mib", "RSS MiB", [](A, P p) { return number(mib(p.rss_bytes)); }},
       {"rss_delta_mib", nullptr,
        [](A, P p) { return number(mib(p.rss_bytes) - mib(p.rss_before)); }},
@@ -207,7 +214,8 @@ const PointResult* find_reference(const Points& results, const PointResult& poin
                                   const std::string& engine) {
   for (const PointResult& r : results) {
     if (r.spec.engine.engine == engine && r.spec.threads == point.spec.threads &&
-        r.spec.fibers == point.spec.fibers && r.spec.size == point.spec.size) {
+        r.spec.fibers == point.spec.fibers && r.spec.size == point.spec.size &&
+        r.spec.payload == point.spec.payload) {
       return &r;
     }
   }

@@ -14,8 +14,8 @@ namespace commitlog::tools {
 
 enum class BenchFormat { kTable, kCsv, kJson };
 
-// The same-shaped point (threads, fibers, size) of `engine` ("raw",
-// "rocksdb"), or null.
+// The same-shaped point (threads, fibers, size, payload) of `engine`
+// ("raw", "rocksdb"), or null.
 const PointResult* find_reference(const std::vector<PointResult>& results, const PointResult& point,
                                   const std::string& engine);
 

@@ -13,6 +13,13 @@ namespace {
 
 enum Phase : int { kWarmup, kMeasure, kStop };
 
+uint64_t mix(uint64_t x) {  // splitmix64
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
 // What the producers of one thread (the thread itself, or its fibers) record.
 struct alignas(64) ThreadTally {
   LatencyHistogram latency;
@@ -21,7 +28,7 @@ struct alignas(64) ThreadTally {
 
 struct Shared {
   BenchEngine& engine;
-  std::span<const std::byte> payload;
+  const std::vector<std::vector<std::byte>>& payloads;  // see produce()
   // Fibers whose appends return at once (periodic) must yield, or the first
   // fiber of each thread would be its only producer.
   bool yield_after_append = false;
@@ -34,9 +41,14 @@ struct Shared {
 
 void produce(Shared& shared, ThreadTally& tally, uint64_t producer) {
   shared.started.fetch_add(1);
+  const uint64_t pool = shared.payloads.size();
   for (uint64_t seq = 0; shared.phase.load(std::memory_order_relaxed) != kStop; ++seq) {
+    // Scattered, not in turn: producers walking the pool side by side would
+    // put the same record into one flush again and again, and LZ4 would
+    // find what a real workload does not have.
+    const std::vector<std::byte>& payload = shared.payloads[mix((producer << 32) ^ seq) % pool];
     const auto begin = SteadyClock::now();
-    const Status status = shared.engine.append(producer, seq, shared.payload);
+    const Status status = shared.engine.append(producer, seq, payload);
     const auto end = SteadyClock::now();
     if (!status.ok()) {
       if (shared.errors.fetch_add(1) == 0) {
@@ -80,8 +92,9 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
   auto engine = open_engine(spec.engine, setup);
   if (!engine.ok()) return engine.status();
   BenchEngine& e = **engine;
-  const std::vector<std::byte> payload(spec.size, std::byte{0x5a});
-  Shared shared{e, payload};
+  const std::vector<std::vector<std::byte>> payloads =
+      make_payloads(spec.payload, spec.size, spec.seed);
+  Shared shared{e, payloads};
   shared.yield_after_append = spec.fibers > 1 && !e.durable();
   // RocksDB's Put runs deep call chains; the log's and raw's appends do not.
   const size_t stack_size =
@@ -106,6 +119,7 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
 
   const ProcessUsage usage_before = process_usage();
   const uint64_t syncs_before = e.syncs();
+  const FlushedBytes flushed_before = e.flushed_bytes();
   const auto begin = SteadyClock::now();
   shared.phase.store(kMeasure);
   std::this_thread::sleep_for(spec.duration);
@@ -113,6 +127,9 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
   shared.phase.store(kStop);
   result.usage = process_usage() - usage_before;
   result.syncs = e.syncs() - syncs_before;
+  const FlushedBytes flushed_after = e.flushed_bytes();
+  result.flushed = {flushed_after.image - flushed_before.image,
+                    flushed_after.file - flushed_before.file};
   result.rss_bytes = resident_bytes();
   result.seconds = std::chrono::duration<double>(end - begin).count();
 

@@ -18,6 +18,7 @@
 
 #include "tools/bench_engines.h"
 #include "tools/bench_measure.h"
+#include "tools/bench_payload.h"
 
 namespace commitlog::tools {
 
@@ -26,6 +27,8 @@ struct PointSpec {
   int threads = 1;
   int fibers = 1;  // per thread
   uint64_t size = 100;
+  PayloadKind payload = PayloadKind::kFill;
+  uint64_t seed = 1;  // of the payloads
   Duration warmup = std::chrono::milliseconds(500);
   Duration duration = std::chrono::seconds(2);
   size_t fiber_stack = 16 * 1024;
@@ -40,6 +43,7 @@ struct PointResult {
   LatencyHistogram latency;  // of those appends, nanoseconds
   ProcessUsage usage;        // delta over the interval
   uint64_t syncs = 0;        // engine syncs in the interval
+  FlushedBytes flushed;      // engine bytes flushed in the interval
   uint64_t rss_bytes = 0;    // at the end of the interval
   uint64_t rss_before = 0;   // before the producers started
   uint64_t errors = 0;       // failed appends (each stops its producer)
@@ -49,6 +53,12 @@ struct PointResult {
   double ops_per_second() const { return seconds > 0 ? static_cast<double>(ops) / seconds : 0; }
   double mb_per_second() const { return ops_per_second() * static_cast<double>(spec.size) / 1e6; }
   double per_op(double total) const { return ops > 0 ? total / static_cast<double>(ops) : 0; }
+  // Image bytes / file bytes flushed; 0 when the engine does not tell.
+  double compression_ratio() const {
+    return flushed.file == 0
+               ? 0
+               : static_cast<double>(flushed.image) / static_cast<double>(flushed.file);
+  }
 };
 
 // Opens the engine in setup.directory (setup.record_size and setup.fibers
