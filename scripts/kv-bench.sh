@@ -16,7 +16,8 @@
 #   REDIS_SERVER, REDIS_BENCHMARK   [redis-server, redis-benchmark]
 #   CLIENTS          ["1 16 64 256"]
 #   POLICIES         commit-log policies ["batch group adaptive periodic"]
-#   WINDOW_MS        group window [1]
+#   WINDOW_MS        group window in ms (the log's smallest unit for it) [1]
+#   THREADS          commitlog-kv --threads [its default, 1]
 #   REPEAT           runs of each cell; the table shows the median [3]
 #   VALUE_SIZE       redis-benchmark -d [3, its default]
 #   WORK             scratch directory, on the disk to measure [mktemp -d]
@@ -31,6 +32,7 @@ redis_benchmark=${REDIS_BENCHMARK:-redis-benchmark}
 read -r -a clients <<< "${CLIENTS:-1 16 64 256}"
 read -r -a policies <<< "${POLICIES:-batch group adaptive periodic}"
 window=${WINDOW_MS:-1}
+threads=${THREADS:-}
 repeat=${REPEAT:-3}
 value_size=${VALUE_SIZE:-3}
 [[ -x $kv ]] || { echo "$0: $kv is not executable; build it or set KV" >&2; exit 2; }
@@ -63,7 +65,8 @@ start() {
         echo "commitlog_sync: $policy"
         [[ $policy == group ]] && echo "commitlog_sync_group_window: ${window}ms"
       } > "$dir/commitlog.yaml"
-      "$kv" --dir "$dir" --config "$dir/commitlog.yaml" --port "$port" > "$dir/server.log" 2>&1 &
+      "$kv" --dir "$dir" --config "$dir/commitlog.yaml" --port "$port" ${threads:+--threads "$threads"} \
+        > "$dir/server.log" 2>&1 &
       ;;
     redis:*)
       "$redis_server" --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly yes \

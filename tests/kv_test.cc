@@ -520,14 +520,17 @@ TEST_CASE("kv: snapshot, discard, then a restart from the snapshot" * doctest::s
 
 // Writers each SET their own keys one at a time and note every +OK; the
 // server is killed mid-load and restarted; every noted SET must read back.
-void kill_during_load(const std::string& policy_yaml, const std::string& name) {
+void kill_during_load(const std::string& policy_yaml, const std::string& name,
+                      const std::vector<std::string>& flags = {}) {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
   const std::string config = write_config(tmp, policy_yaml);
   constexpr int kWriters = 8;
   std::vector<int> acked(kWriters, 0);
   {
-    KvServer server(dir, {"--config", config, "--snapshot-interval", "0.1"}, tmp.file("kv1.out"));
+    std::vector<std::string> args = {"--config", config, "--snapshot-interval", "0.1"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    KvServer server(dir, args, tmp.file("kv1.out"));
     std::vector<std::thread> writers;
     for (int w = 0; w < kWriters; ++w) {
       writers.emplace_back([&, w] {
@@ -568,6 +571,14 @@ TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET" *
                      "group (2 ms window)");
   }
   SUBCASE("adaptive") { kill_during_load("commitlog_sync: adaptive\n", "adaptive"); }
+  // One worker by default; with two, a round of each waits for its own flush.
+  SUBCASE("adaptive, two worker threads") {
+    kill_during_load("commitlog_sync: adaptive\n", "adaptive (--threads 2)", {"--threads", "2"});
+  }
+  SUBCASE("group, two worker threads") {
+    kill_during_load("commitlog_sync: group\ncommitlog_sync_group_window: 2ms\n",
+                     "group (2 ms window, --threads 2)", {"--threads", "2"});
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tools/kv/commands.h"
+#include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 
 namespace commitlog::kv {
@@ -82,7 +83,7 @@ class Connection {
   bool flush() {
     bool ok = true;
     if (context_.fence.position()) {
-      Status durable = env_.store.wait(context_.fence);
+      Status durable = ThreadDurability::current()->wait(*context_.fence.position(), released_by_);
       context_.fence.clear();
       if (!durable.ok()) {
         env_.counters.durability_failures.fetch_add(1, std::memory_order_relaxed);
@@ -106,6 +107,7 @@ class Connection {
   size_t end_ = 0;
   std::string out_;
   resp::Request request_;
+  uint64_t released_by_ = 0;  // see ThreadDurability::wait()
 };
 
 }  // namespace

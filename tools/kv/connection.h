@@ -13,7 +13,8 @@
 // An abrupt disconnect just ends the fiber; writes already appended still
 // become durable.
 //
-// Thread-safety: run on a fiber of a thread with an EpollScheduler.
+// Thread-safety: run on a fiber of a thread with an EpollScheduler and a
+// ThreadDurability (durability.h).
 #pragma once
 
 #include <atomic>

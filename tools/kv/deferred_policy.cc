@@ -1,5 +1,6 @@
 #include "tools/kv/deferred_policy.h"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -15,7 +16,8 @@ thread_local bool t_wait_owed = false;
 
 class DeferredWaitPolicy final : public SyncPolicy {
  public:
-  explicit DeferredWaitPolicy(std::unique_ptr<SyncPolicy> inner) : inner_(std::move(inner)) {}
+  DeferredWaitPolicy(std::unique_ptr<SyncPolicy> inner, size_t appenders)
+      : inner_(std::move(inner)), appenders_(appenders) {}
 
   std::string_view name() const override { return inner_->name(); }
 
@@ -36,7 +38,11 @@ class DeferredWaitPolicy final : public SyncPolicy {
   SyncPlan plan(const SyncState& state) override {
     SyncState s = state;
     s.sync_requested = s.sync_requested || requested_.load();
-    const SyncPlan plan = inner_->plan(s);
+    SyncPlan plan = inner_->plan(s);
+    if (plan.kind == SyncPlan::Kind::kFlush && plan.reason == SyncReason::kAdaptive &&
+        s.waiting_producers >= appenders_) {
+      plan.at = std::min(plan.at, s.now);
+    }
     // The flush starts now: whoever asks from here on rides the next one.
     if (plan.kind == SyncPlan::Kind::kFlush && plan.at <= s.now) requested_.store(false);
     return plan;
@@ -48,22 +54,25 @@ class DeferredWaitPolicy final : public SyncPolicy {
 
  private:
   const std::unique_ptr<SyncPolicy> inner_;
+  const size_t appenders_;
   mutable std::atomic<bool> requested_{false};
 };
 
 }  // namespace
 
-Result<std::string> register_deferred_policy(const std::string& name) {
+Result<std::string> register_deferred_policy(const std::string& name, size_t appenders) {
   PolicyRegistry& registry = PolicyRegistry::global();
   const std::string wrapped = "kv:" + name;
   for (const std::string& known : registry.names()) {
     if (known == wrapped) return wrapped;
   }
   Status added = registry.add(
-      wrapped, [name](const PolicySettings& settings) -> Result<std::unique_ptr<SyncPolicy>> {
+      wrapped,
+      [name, appenders](const PolicySettings& settings) -> Result<std::unique_ptr<SyncPolicy>> {
         auto inner = PolicyRegistry::global().create(name, settings);
         if (!inner.ok()) return inner.status();
-        return std::unique_ptr<SyncPolicy>(new DeferredWaitPolicy(std::move(inner).value()));
+        return std::unique_ptr<SyncPolicy>(
+            new DeferredWaitPolicy(std::move(inner).value(), appenders));
       });
   if (!added.ok()) return added;
   return wrapped;

@@ -21,6 +21,12 @@
 // CommitLog::wait_durable() once its locks are released. The sync thread is
 // woken by that wait (a waiting producer), and plan() sees the flag.
 //
+// One more change to the wrapped plan(): adaptive holds a sync back for
+// producers it expects to append again (SyncReason::kAdaptive). The server's
+// appenders are its worker threads, and each waits for its round's flush
+// blocked (durability.h); once `appenders` producers wait, nobody is left to
+// append, so the hold would only add latency: the flush starts at once.
+//
 // Thread-safety: register once before opening the log; append_deferred()
 // from any thread or fiber.
 #pragma once
@@ -33,8 +39,10 @@
 namespace commitlog::kv {
 
 // Registers "kv:<name>" wrapping the registered policy `name` (once per
-// process) and returns that name, for Options::sync_policy.
-[[nodiscard]] Result<std::string> register_deferred_policy(const std::string& name);
+// process; `appenders` is the number of threads that append, as above) and
+// returns that name, for Options::sync_policy.
+[[nodiscard]] Result<std::string> register_deferred_policy(const std::string& name,
+                                                           size_t appenders);
 
 struct DeferredAppend {
   Position position;

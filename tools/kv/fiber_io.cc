@@ -60,9 +60,15 @@ void EpollScheduler::remove(int fd) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, &unused);
 }
 
-void EpollScheduler::poll(int timeout_ms) {
+void EpollScheduler::poll(std::chrono::nanoseconds timeout) {
   epoll_event events[128];
-  const int n = ::epoll_wait(epoll_fd_, events, 128, timeout_ms);
+  timespec limit{};
+  if (timeout.count() > 0) {
+    limit.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
+    limit.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
+  }
+  const int n =
+      ::epoll_pwait2(epoll_fd_, events, 128, timeout.count() < 0 ? nullptr : &limit, nullptr);
   for (int i = 0; i < n; ++i) {
     auto* waiter = static_cast<IoWaiter*>(events[i].data.ptr);
     if (waiter == nullptr) {
@@ -75,7 +81,6 @@ void EpollScheduler::poll(int timeout_ms) {
     if ((e & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0) waiter->writable = true;
     waiter->cv.notify_all();
   }
-  if (after_poll_) after_poll_();
 }
 
 void EpollScheduler::awakened(boost::fibers::context* ctx) noexcept { ctx->ready_link(ready_); }
@@ -90,25 +95,23 @@ boost::fibers::context* EpollScheduler::pick_next() noexcept {
 bool EpollScheduler::has_ready_fibers() const noexcept { return !ready_.empty(); }
 
 void EpollScheduler::suspend_until(const std::chrono::steady_clock::time_point& deadline) noexcept {
-  int timeout_ms = -1;
-  if (deadline != std::chrono::steady_clock::time_point::max()) {
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    timeout_ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
-  }
+  if (before_sleep_ && before_sleep_()) return;
+  sleep(deadline == std::chrono::steady_clock::time_point::max()
+            ? std::chrono::nanoseconds(-1)
+            : std::max(std::chrono::nanoseconds(0), deadline - std::chrono::steady_clock::now()));
+}
+
+void EpollScheduler::sleep(std::chrono::nanoseconds timeout) {
   // notify() stores notified_ first and reads sleeping_ second; this thread
   // stores sleeping_ first and reads notified_ second: either it sees the
   // remote wake-up here, or the notifier sees it sleeping and writes the eventfd.
-  if (before_sleep_ && before_sleep_()) timeout_ms = 0;
   sleeping_.store(true);
-  if (notified_.exchange(false)) timeout_ms = 0;
-  poll(timeout_ms);
+  if (notified_.exchange(false)) timeout = std::chrono::nanoseconds(0);
+  poll(timeout);
   sleeping_.store(false);
 }
 
-void EpollScheduler::notify() noexcept { wake(); }
-
-void EpollScheduler::wake() noexcept {
+void EpollScheduler::notify() noexcept {
   notified_.store(true);
   if (sleeping_.load()) {
     const uint64_t one = 1;
@@ -117,7 +120,9 @@ void EpollScheduler::wake() noexcept {
 }
 
 void yield_for_io() {
-  if (EpollScheduler* scheduler = EpollScheduler::current()) scheduler->poll(0);
+  if (EpollScheduler* scheduler = EpollScheduler::current()) {
+    scheduler->poll(std::chrono::nanoseconds(0));
+  }
   boost::this_fiber::yield();
 }
 

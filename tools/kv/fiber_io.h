@@ -2,24 +2,21 @@
 //
 // Boost.Fiber has no networking, so each server thread installs an
 // EpollScheduler: round-robin scheduling of the thread's fibers, with the
-// idle wait replaced by epoll_wait().
+// idle wait replaced by epoll_pwait2().
 //
 //   A fiber reads; the socket says EAGAIN
 //     -> the fiber waits on the socket's fiber condition variable (suspends).
 //   No fiber of the thread is ready
-//     -> Boost.Fiber's dispatcher calls suspend_until(), here epoll_wait()
+//     -> Boost.Fiber's dispatcher calls suspend_until(), here epoll_pwait2()
 //        with the timeout of the earliest sleeping fiber;
 //     -> for each ready socket it sets the ready flag and notifies its fiber
 //        (scheduled on this thread; it runs once suspend_until returns).
 //   A fiber is woken by another thread (a lock released there)
 //     -> Boost.Fiber calls notify() from that thread, which writes to an
-//        eventfd the epoll_wait watches, if the thread sleeps there;
-//   another thread has news for this one (durability.h)
-//     -> it calls wake(), the same eventfd; after each poll the thread runs
-//        its after-poll hook, which picks the news up and wakes fibers locally.
-//   Before it would block, the thread runs its before-sleep hook, which may
-//   make fibers ready (then it only polls): the end of a round of the event
-//   loop, where durability.h asks the log for one flush for the whole round.
+//        eventfd the epoll watches, if the thread sleeps there.
+//   Before it would block, the thread runs its before-sleep hook, the end of
+//   a round of the event loop: durability.h waits there for the round's
+//   flush and makes the round's fibers ready (then the thread does not poll).
 //
 // Sockets are registered once, edge-triggered. A fiber clears the ready flag
 // before each read or write, and waits only after EAGAIN (or, for reads,
@@ -67,19 +64,17 @@ class EpollScheduler final : public boost::fibers::algo::algorithm {
   // Watches `fd` (edge-triggered) for `waiter`, until remove().
   [[nodiscard]] Status add(int fd, IoWaiter* waiter);
   void remove(int fd);
-  // Waits for the events of at most `timeout_ms` (-1: no limit), wakes
-  // the fibers of the sockets they concern, then runs the after-poll hook.
-  void poll(int timeout_ms);
-  // Hooks run on this thread, outside any fiber; they may notify fiber
-  // condition variables of this thread. `before_sleep` runs when no fiber is
-  // ready, before the blocking poll, and returns whether it made one ready;
-  // `after_poll` after every poll.
-  void set_hooks(std::function<bool()> before_sleep, std::function<void()> after_poll) {
-    before_sleep_ = std::move(before_sleep);
-    after_poll_ = std::move(after_poll);
-  }
-  // Makes the thread poll soon (from any thread): interrupts its epoll_wait.
-  void wake() noexcept;
+  // Waits for the events of at most `timeout` (negative: no limit) and wakes
+  // the fibers of the sockets they concern. A wait that may block should go
+  // through sleep(), which remote wake-ups interrupt.
+  void poll(std::chrono::nanoseconds timeout);
+  // poll(timeout), interrupted by notify(); returns at once if notify() came
+  // since the last sleep.
+  void sleep(std::chrono::nanoseconds timeout);
+  // Runs on this thread, outside any fiber, when no fiber is ready, before
+  // the blocking poll; may notify fiber condition variables of this thread
+  // and returns whether it made a fiber ready (then the poll is skipped).
+  void set_before_sleep(std::function<bool()> hook) { before_sleep_ = std::move(hook); }
 
   // boost::fibers::algo::algorithm
   void awakened(boost::fibers::context* ctx) noexcept override;
@@ -95,7 +90,6 @@ class EpollScheduler final : public boost::fibers::algo::algorithm {
   std::atomic<bool> sleeping_{false};  // in (or about to enter) a blocking epoll_wait
   std::atomic<bool> notified_{false};  // a remote wake-up since the last sleep
   std::function<bool()> before_sleep_;
-  std::function<void()> after_poll_;
 };
 
 // Polls the thread's sockets without blocking, then yields.

@@ -5,7 +5,6 @@
 #include <mutex>
 
 #include "tools/kv/deferred_policy.h"
-#include "tools/kv/durability.h"
 #include "tools/kv/mutation.h"
 
 namespace commitlog::kv {
@@ -181,14 +180,6 @@ size_t KvStore::size(DurableFence& fence) {
     total += shard.map.size();
   }
   return total;
-}
-
-Status KvStore::wait(const DurableFence& fence) {
-  if (!fence.position()) return {};
-  if (log_ == nullptr) return Status::closed("the commit log is not open");
-  if (ThreadDurability* thread = ThreadDurability::current())
-    return thread->wait(*fence.position());
-  return log_->wait_durable(*fence.position());
 }
 
 void KvStore::load(std::string_view key, std::string_view value) {

@@ -82,9 +82,6 @@ class KvStore {
   int64_t exists(std::span<const std::string_view> keys, DurableFence& fence);
   size_t size(DurableFence& fence);
 
-  // Waits until everything `fence` needs is durable (a no-op without a position).
-  [[nodiscard]] Status wait(const DurableFence& fence);
-
   // Startup, before serving: an entry of the snapshot, then each replayed
   // mutation in log order.
   void load(std::string_view key, std::string_view value);

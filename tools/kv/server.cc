@@ -47,7 +47,7 @@ Status Server::start() {
   started_at_ = std::chrono::steady_clock::now();
   CL_RETURN_IF_ERROR(load());
 
-  auto wrapped = register_deferred_policy(policy_name_);
+  auto wrapped = register_deferred_policy(policy_name_, static_cast<size_t>(options_.threads));
   if (!wrapped.ok()) return wrapped.status();
   Options log_options = options_.log;
   log_options.directory = log_dir_;
@@ -65,7 +65,10 @@ Status Server::start() {
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
   store_.attach(log_.get());
-  durability_ = std::make_unique<DurabilityThread>(*log_);
+  // The delay the policy itself may add to a write; batch adds none, and
+  // periodic never waits.
+  if (policy_name_ == "adaptive") max_hold_ = log_options.policy.latency_cap;
+  if (policy_name_ == "group") max_hold_ = log_options.policy.group_window;
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
@@ -75,8 +78,10 @@ Status Server::start() {
                                [this](std::span<const std::string_view> s) { return info(s); }});
   CL_RETURN_IF_ERROR(listen());
   fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {}, {} threads, snapshot every {} ms)\n",
-      options_.bind, port_, policy_name_, options_.threads, options_.snapshot_interval.count());
+      "commitlog-kv: listening on {}:{} (commitlog_sync {}, {} worker thread{}, snapshot every {} "
+      "ms)\n",
+      options_.bind, port_, policy_name_, options_.threads, options_.threads == 1 ? "" : "s",
+      options_.snapshot_interval.count());
   std::fflush(stdout);
   return {};
 }
@@ -192,7 +197,7 @@ Status Server::listen() {
 
 void Server::worker() {
   boost::fibers::use_scheduling_algorithm<EpollScheduler>();
-  ThreadDurability durability(*durability_);
+  ThreadDurability durability(*log_, max_hold_);
   boost::fibers::fiber acceptor([this] { accept_loop(); });
   acceptor.join();
   // Stopping: the acceptor is done, but connection fibers may still run on

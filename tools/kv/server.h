@@ -3,12 +3,10 @@
 //
 // Threads:
 //   `threads` workers, each with an EpollScheduler: an acceptor fiber (all
-//     share one listening socket), one fiber per connection, and a flusher
-//     fiber that waits for durability once per round (durability.h);
+//     share one listening socket) and one fiber per connection; the thread
+//     waits for durability once per round (durability.h);
 //   the snapshotter: every interval, a snapshot of the table, then the log
 //     discarded up to it (blocking file I/O stays off the workers);
-//   the durability thread, waiting on the log for the flushers that do not
-//     wait themselves (durability.h);
 //   the commit log's own threads (the only fsyncs of writes);
 //   the main thread, waiting for SIGINT or SIGTERM.
 //
@@ -40,7 +38,7 @@ struct ServerOptions {
   std::string dir = "data";  // snapshots here, the log in <dir>/commitlog
   std::string bind = "127.0.0.1";
   int port = 6380;  // 0: any free port (the ready line names it)
-  int threads = 2;
+  int threads = 1;  // workers; one leaves the second core to the log and the clients
   // 0: only at shutdown, or when the log is over commitlog_total_space.
   std::chrono::milliseconds snapshot_interval{60'000};
   RecoveryMode recovery = RecoveryMode::kStrict;
@@ -95,9 +93,9 @@ class Server {
   ServerOptions options_;
   std::string log_dir_;
   std::string policy_name_;  // as configured (the log runs "kv:<name>")
+  Duration max_hold_{};      // ThreadDurability's bound on holding a round open
   KvStore store_;
   std::unique_ptr<CommitLog> log_;
-  std::unique_ptr<DurabilityThread> durability_;
   ServerCounters counters_;
   std::unique_ptr<ConnectionEnv> env_;
   StartupReport startup_;
