@@ -38,28 +38,50 @@ std::vector<std::string> split(const std::string& line) {
   return fields;
 }
 
+// The bench's CSV report: a header, then one row per point.
+struct CsvReport {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+
+  bool has(const char* name) const {
+    return std::find(columns.begin(), columns.end(), name) != columns.end();
+  }
+  size_t index(const char* name) const {
+    const auto at = std::find(columns.begin(), columns.end(), name);
+    REQUIRE_MESSAGE(at != columns.end(), name);
+    return static_cast<size_t>(at - columns.begin());
+  }
+};
+
+CsvReport parse_csv(const std::string& out) {
+  CsvReport report;
+  std::stringstream lines(out);
+  std::string header;
+  REQUIRE(std::getline(lines, header));
+  report.columns = split(header);
+  for (std::string line; std::getline(lines, line);) {
+    report.rows.push_back(split(line + ","));  // a trailing empty field
+    REQUIRE(report.rows.back().size() >= report.columns.size());
+  }
+  return report;
+}
+
 TEST_CASE("bench: one tiny point per engine prints parseable CSV") {
   const Run run = run_cli(
       "bench --engines commitlog,raw --policies batch --producers 1 --duration 0.2s "
       "--warmup 0.05s --format csv");
   REQUIRE(run.exit_code == 0);
-  std::stringstream lines(run.out);
-  std::string header;
-  REQUIRE(std::getline(lines, header));
-  const std::vector<std::string> columns = split(header);
+  const CsvReport report = parse_csv(run.out);
   for (const char* c :
        {"engine", "policy", "threads", "fibers", "size_bytes", "ops_per_s", "mb_per_s", "p50_us",
         "p95_us", "p99_us", "p999_us", "user_us_per_op", "sys_us_per_op", "ctxsw_per_op",
         "fsyncs_per_op", "ops_per_fsync", "rss_mib", "x_raw"}) {
-    CHECK_MESSAGE(std::find(columns.begin(), columns.end(), c) != columns.end(), c);
+    CHECK_MESSAGE(report.has(c), c);
   }
   std::vector<std::string> engines;
-  for (std::string line; std::getline(lines, line);) {
-    const std::vector<std::string> fields = split(line + ",");  // a trailing empty field
-    REQUIRE(fields.size() >= columns.size());
+  const size_t ops = report.index("ops");
+  for (const std::vector<std::string>& fields : report.rows) {
     engines.push_back(fields[0]);
-    const size_t ops =
-        static_cast<size_t>(std::find(columns.begin(), columns.end(), "ops") - columns.begin());
     CHECK(std::stod(fields.at(ops)) > 0);
   }
   CHECK(engines == std::vector<std::string>{"commitlog", "raw"});
@@ -89,21 +111,11 @@ TEST_CASE("bench: kv payloads compress, random ones do not; both with and withou
       "bench --engines commitlog --policies batch --producers 1x64 --duration 0.2s --warmup 0.05s "
       "--sizes 200 --payload kv,random --compression none,lz4 --format csv");
   REQUIRE(run.exit_code == 0);
-  std::stringstream lines(run.out);
-  std::string header;
-  REQUIRE(std::getline(lines, header));
-  const std::vector<std::string> columns = split(header);
-  auto index = [&](const char* name) {
-    const auto at = std::find(columns.begin(), columns.end(), name);
-    REQUIRE_MESSAGE(at != columns.end(), name);
-    return static_cast<size_t>(at - columns.begin());
-  };
-  const size_t payload = index("payload"), compression = index("compression"),
-               ratio = index("compression_ratio"), cpu = index("cpu_us_per_op");
+  const CsvReport report = parse_csv(run.out);
+  const size_t payload = report.index("payload"), compression = report.index("compression"),
+               ratio = report.index("compression_ratio"), cpu = report.index("cpu_us_per_op");
   std::map<std::string, double> ratios;  // by "payload compression"
-  for (std::string line; std::getline(lines, line);) {
-    const std::vector<std::string> fields = split(line + ",");
-    REQUIRE(fields.size() >= columns.size());
+  for (const std::vector<std::string>& fields : report.rows) {
     CHECK(std::stod(fields.at(cpu)) > 0);
     ratios[fields.at(payload) + " " + fields.at(compression)] = std::stod(fields.at(ratio));
   }
