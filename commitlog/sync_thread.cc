@@ -172,6 +172,7 @@ void SyncThread::execute(SyncPlan plan) {
     for (MappedSegment* segment : segments) segment->seal();
     last_seal_ = SteadyClock::now();
     counters_.seals.fetch_add(1, std::memory_order_relaxed);
+    chain_.active()->prepare_ahead();
     return;
   }
   if (committer_) {
@@ -205,6 +206,8 @@ void SyncThread::execute(SyncPlan plan) {
   const TimePoint finished = SteadyClock::now();
   flushed(plan.reason, started, finished, finished - started, entries, image_bytes, file_bytes,
           durable);
+  // After the waiters are woken: their latency does not include it.
+  chain_.active()->prepare_ahead();
 }
 
 void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finished,

@@ -70,13 +70,16 @@ class AdaptivePolicy final : public SyncPolicy {
   std::string_view name() const override { return "adaptive"; }
 
   // Records the arrival for plan(): one add, one store and one load, on one
-  // cache line. While a sync is held, only the arrival that can end the hold
-  // wakes the sync thread; the others just wait.
+  // cache line. A waiter wakes an idle sync thread, which then plans, and a
+  // busy one plans once its flush ends, so asking for a sync is needed only
+  // to end a hold: while a sync is held, the arrival that can end the hold
+  // asks; the others just wait. (Asking costs two more stores to lines that
+  // every producer and the sync thread share.)
   ProducerAction after_append(const ProducerView& v) const override {
     const uint64_t count = arrivals_.count.fetch_add(1, std::memory_order_relaxed) + 1;
     arrivals_.last_ns.store(v.now.time_since_epoch().count(), std::memory_order_relaxed);
     const uint64_t wake_at = arrivals_.wake_at.load();
-    return wake_at == 0 || count >= wake_at ? ProducerAction::kRequestSyncAndWait
+    return wake_at != 0 && count >= wake_at ? ProducerAction::kRequestSyncAndWait
                                             : ProducerAction::kWaitDurable;
   }
 

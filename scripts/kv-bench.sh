@@ -9,7 +9,11 @@
 # For each repeat and client count, every server is started in a fresh
 # directory, on its own loopback port, benchmarked, and stopped, one after
 # the other, so that the servers compared are measured seconds apart. Each
-# cell of the table is the median of the repeats.
+# cell of the table is the median of the repeats. A second table sets the
+# SETs of adaptive, group and Redis `always` side by side round by round,
+# with the better of the two policies over Redis and the fsync phase: the
+# mean flush time of the adaptive server in that cell (its INFO commitlog),
+# since the disk's fdatasync time can change from one minute to the next.
 #
 # Environment (defaults in brackets):
 #   KV               [build/bin/commitlog-kv under the repository]
@@ -94,6 +98,7 @@ for p in "${policies[@]}"; do targets+=("kv:$p"); done
 targets+=(redis:always redis:everysec)
 
 declare -A set_rps get_rps set_p50  # space-separated samples
+declare -A round_set flush_us           # one sample per round: [target,c,r]
 for r in $(seq 1 "$repeat"); do
   for c in "${clients[@]}"; do
     for target in "${targets[@]}"; do
@@ -101,12 +106,16 @@ for r in $(seq 1 "$repeat"); do
       start "$target" "$dir"
       out=$("$redis_benchmark" -p "$port" -t set,get -n "$n" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
         grep 'requests per second' || true)
+      f=
+      [[ $target == kv:* ]] &&
+        f=$(redis-cli -p "$port" info commitlog 2> /dev/null | tr -d '\r' | sed -n 's/^commitlog_avg_flush_us://p')
       stop
       s=$(sed -n 's/^SET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
       g=$(sed -n 's/^GET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
       p=$(sed -n 's/^SET: .*p50=\([0-9.]*\) msec.*/\1/p' <<< "$out")
       set_rps[$target,$c]+=" $s" get_rps[$target,$c]+=" $g" set_p50[$target,$c]+=" $p"
-      echo "run $r $target c=$c: SET ${s:-?}/s p50 ${p:-?} ms, GET ${g:-?}/s" >&2
+      round_set[$target,$c,$r]=$s flush_us[$target,$c,$r]=$f
+      echo "run $r $target c=$c: SET ${s:-?}/s p50 ${p:-?} ms, GET ${g:-?}/s${f:+, flushes of $f us on average}" >&2
       rm -rf "$dir"
     done
   done
@@ -145,4 +154,30 @@ for target in "${targets[@]}"; do
   for c in "${clients[@]}"; do row+=" $(median ${get_rps[$target,$c]}) |"; done
   echo "$row"
 done
+
+# The round-by-round table, when adaptive, group and Redis `always` all ran.
+if [[ " ${policies[*]} " == *" adaptive "* && " ${policies[*]} " == *" group "* ]]; then
+  echo
+  echo "SET per second, adaptive / group / Redis always, round by round; the better of adaptive and" \
+    "group over Redis; adaptive's mean flush time (the fsync phase)"
+  echo
+  header="| round |"
+  rule="|---|"
+  for c in "${clients[@]}"; do header+=" c=$c |"; rule+="---:|"; done
+  echo "$header"
+  echo "$rule"
+  for r in $(seq 1 "$repeat"); do
+    row="| $r |"
+    for c in "${clients[@]}"; do
+      a=${round_set[kv:adaptive,$c,$r]:-0} g=${round_set[kv:group,$c,$r]:-0} x=${round_set[redis:always,$c,$r]:-0}
+      row+=$(awk -v a="$a" -v g="$g" -v x="$x" -v f="${flush_us[kv:adaptive,$c,$r]:-?}" 'BEGIN {
+        best = a > g ? a : g
+        ratio = x > 0 ? sprintf("%.2fx", best / x) : "-"
+        printf " %.0f / %.0f / %.0f (%s, flush %s us) |", a, g, x, ratio, f }')
+    done
+    echo "$row"
+  done
+fi
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 [[ -n ${WORK:-} ]] || rm -rf "$work"

@@ -29,6 +29,11 @@ class File {
   virtual Result<std::byte*> map(uint64_t length) = 0;
   // Makes [offset, offset + length) of the mapping durable (msync MS_SYNC).
   virtual Status sync_mapped(uint64_t offset, uint64_t length) = 0;
+  // A hint: maps the pages that lie wholly inside [offset, offset + length)
+  // of the mapping writable now (MADV_POPULATE_WRITE), so that writes there
+  // take no page fault. The bytes are unchanged; safe while other threads
+  // write the range. Does nothing where unsupported.
+  virtual void prefault_mapped(uint64_t /*offset*/, uint64_t /*length*/) {}
   // Writes all of `data` at `offset` (pwrite, retried on short writes).
   virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
   // Reads up to out.size() bytes at `offset`; returns how many were read

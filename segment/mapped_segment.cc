@@ -13,6 +13,10 @@ namespace commitlog {
 namespace {
 
 constexpr uint64_t kClosedBit = uint64_t{1} << 63;
+// Image bytes prepared ahead of producers (prepare_ahead()).
+constexpr uint64_t kFirstPrepared = 256 << 10;
+constexpr uint64_t kMinPrepared = 64 << 10;
+constexpr uint64_t kMaxPrepared = 4 << 20;
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -98,7 +102,10 @@ MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, std::strin
       alloc_(format::kFirstEntryOffset),
       open_marker_(format::kFirstMarkerOffset),
       published_(format::kFirstEntryOffset),
-      flush_from_(format::kFirstMarkerOffset) {}
+      flush_from_(format::kFirstMarkerOffset),
+      prepared_to_(std::min(kFirstPrepared, info.capacity) / kMinPrepared * kMinPrepared) {
+  storage_->prepare(0, prepared_to_);  // on the allocator thread (create())
+}
 
 std::optional<uint64_t> MappedSegment::reserve(uint64_t bytes) {
   const uint64_t limit = info_.capacity - format::kMarkerSize;  // room for the end marker
@@ -122,6 +129,35 @@ bool MappedSegment::has_unsealed() const {
 
 bool MappedSegment::has_unflushed() const {
   return has_unsealed() || dirty_;
+}
+
+// A producer that takes a page fault between reserving an entry and
+// publishing it holds up seal(), which waits for that entry. With a mapped
+// segment, every first write to a page faults (MAP_POPULATE maps shared pages
+// read-only); on 2 CPUs with 10,000 fibers the sync thread spent 17% of all
+// CPU yielding in wait_for_published(), and the faults contended for the
+// page-table lock with msync's write-protection. Preparing the pages ahead
+// on the sync thread, after its waiters are woken, takes those faults off
+// the producers' path (docs/benchmarks.md). The page producers write now is
+// left alone: preparing it would race with them for its lock. Four times the
+// recent growth, renewed once half of it is used, keeps ahead of the
+// producers with one madvise per few flushes (one producer: per 256 appends
+// of 100 B); the bounds keep the work per call small.
+void MappedSegment::prepare_ahead() {
+  if (closed()) return;  // a segment is released only once finished, so closed
+  const uint64_t frontier = used();
+  const uint64_t grown = frontier - std::min(frontier, prepared_at_used_);
+  prepared_at_used_ = frontier;
+  const uint64_t ahead = std::clamp<uint64_t>(4 * grown, kMinPrepared, kMaxPrepared);
+  if (prepared_to_ >= frontier + ahead / 2) return;
+  const uint64_t from = std::max(frontier, prepared_to_);
+  // Up to a whole multiple of kMinPrepared (of any page size up to 64 KiB),
+  // so that no page straddles two calls and is left out of both.
+  const uint64_t to = std::min((frontier + ahead + kMinPrepared - 1) / kMinPrepared * kMinPrepared,
+                               info_.capacity);
+  if (to <= from) return;
+  storage_->prepare(from, to - from);
+  prepared_to_ = to;
 }
 
 uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }

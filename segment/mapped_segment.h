@@ -119,6 +119,12 @@ class MappedSegment {
   bool has_unsealed() const;
   // Anything sealed or reserved since the last flush.
   bool has_unflushed() const;
+  // Asks the storage to prepare the image ahead of the producers
+  // (SegmentStorage::prepare): the pages after what they have reserved, for
+  // four times what they reserved since the previous call (at least 64 KiB,
+  // at most 4 MiB), once less than half of that is left prepared. Sync
+  // thread, after a seal or a flush; a no-op once closed.
+  void prepare_ahead();
   // Entries sealed since the last call (seal() counts them as it waits for them).
   uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
   // The tables of the entries sealed so far, sorted by id; complete once
@@ -141,6 +147,8 @@ class MappedSegment {
   alignas(64) uint64_t open_marker_;   // marker slot of the section being filled
   uint64_t published_ = 0;             // entries up to here are known published
   uint64_t flush_from_ = 0;            // the next flush starts here
+  uint64_t prepared_at_used_ = 0;      // used() at the last prepare_ahead()
+  uint64_t prepared_to_ = 0;           // the image is prepared up to here
   bool dirty_ = false;                 // sealed bytes not flushed yet
   bool end_marker_written_ = false;
   uint64_t sealed_entries_ = 0;

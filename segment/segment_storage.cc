@@ -32,6 +32,7 @@ class MappedStorage final : public SegmentStorage {
   Status commit(const StagedWrite& write) const override {
     return file_->sync_mapped(write.image_offset, write.image_bytes);
   }
+  void prepare(uint64_t offset, uint64_t length) override { file_->prefault_mapped(offset, length); }
   // One pwrite instead of a copy through the mapping: no write fault per
   // page. A failed pwrite loses nothing, so its error is dropped here: the
   // caller then copies through the mapping, and msync reports what the disk

@@ -72,6 +72,12 @@ class SegmentStorage {
   // persist() stores it as its own section of the flush's group.
   // REQUIRES: called before the entry is published (its length stored).
   virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload) = 0;
+  // A hint, from the sync or allocator thread: producers are about to write
+  // image bytes [offset, offset + length). Mapped: makes the pages wholly
+  // inside it writable now (File::prefault_mapped), so that a producer takes no page
+  // fault between reserving an entry and publishing it, which seal() would
+  // wait for. Compressed: nothing, the image is anonymous memory.
+  virtual void prepare(uint64_t /*offset*/, uint64_t /*length*/) {}
   // Bytes of the image persisted and the bytes that took in the file.
   uint64_t image_bytes_persisted() const { return image_bytes_; }
   uint64_t file_bytes_written() const { return file_bytes_; }

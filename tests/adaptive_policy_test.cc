@@ -154,12 +154,19 @@ ClosedLoop::Think staggered(Duration base, Duration stagger) {
   return [=](size_t p, TimePoint) { return base + static_cast<Duration::rep>(p) * stagger; };
 }
 
-TEST_CASE("adaptive: registered by name; producers ask for a sync and wait") {
+TEST_CASE("adaptive: registered by name; producers wait, which wakes an idle sync thread") {
   auto names = PolicyRegistry::global().names();
   CHECK(std::find(names.begin(), names.end(), "adaptive") != names.end());
   auto policy = make_adaptive();
   CHECK(policy->name() == "adaptive");
-  CHECK(policy->after_append({at_us(0), at_us(0)}) == ProducerAction::kRequestSyncAndWait);
+  CHECK(policy->after_append({at_us(0), at_us(0)}) == ProducerAction::kWaitDurable);
+  SyncState waiting;
+  waiting.now = at_us(0);
+  waiting.waiting_producers = 1;
+  waiting.has_unsealed = waiting.has_unflushed = true;
+  const SyncPlan plan = policy->plan(waiting);
+  CHECK(plan.kind == SyncPlan::Kind::kFlush);
+  CHECK(plan.at <= waiting.now);
 
   PolicySettings negative;
   negative.latency_cap = -milliseconds(1);

@@ -283,7 +283,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       "bench",
       "measure durable append throughput, latency and CPU per op by policy and producers, "
       "next to raw fdatasync group commit and RocksDB (exit 1 if a point failed)");
-  cmd->add_option("--policies", args->policies, "sync policies, e.g. batch,group:10ms,periodic")
+  cmd->add_option("--policies", args->policies, "sync policies, e.g. batch,group:10ms,periodic,adaptive:2ms (group: window, periodic: period, adaptive: latency cap)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--engines", args->engines, "engines: commitlog,raw,rocksdb")

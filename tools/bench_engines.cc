@@ -72,6 +72,8 @@ Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spe
   if (spec.window > Duration::zero()) {
     if (spec.policy == "periodic") {
       options.policy.sync_period = spec.window;
+    } else if (spec.policy == "adaptive") {
+      options.policy.latency_cap = spec.window;
     } else {
       options.policy.group_window = spec.window;
     }

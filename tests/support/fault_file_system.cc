@@ -120,6 +120,11 @@ class FaultFileSystem::FaultFile final : public File {
     return {};
   }
 
+  void prefault_mapped(uint64_t offset, uint64_t length) override {
+    std::lock_guard lock(fs_.mu_);
+    fs_.prefaults_.push_back({path_, offset, length});
+  }
+
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
     std::lock_guard lock(fs_.mu_);
     CL_RETURN_IF_ERROR(fs_.check_locked(Op::kWrite, "write " + path_));
@@ -313,6 +318,11 @@ uint64_t FaultFileSystem::calls(Op op) const {
 uint64_t FaultFileSystem::failures(Op op) const {
   std::lock_guard lock(mu_);
   return failures_[static_cast<size_t>(op)];
+}
+
+std::vector<FaultFileSystem::Prefault> FaultFileSystem::prefaults() const {
+  std::lock_guard lock(mu_);
+  return prefaults_;
 }
 
 void FaultFileSystem::pull_plug() {

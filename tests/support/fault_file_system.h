@@ -106,6 +106,13 @@ class FaultFileSystem final : public FileSystem {
   uint64_t calls(Op op) const;
   uint64_t failures(Op op) const;
 
+  // File::prefault_mapped() calls so far (a hint: they change nothing here).
+  struct Prefault {
+    std::string path;
+    uint64_t offset = 0, length = 0;
+  };
+  std::vector<Prefault> prefaults() const;
+
   // The power fails now (see the file comment). Idempotent.
   void pull_plug();
   bool plug_pulled() const;
@@ -144,6 +151,7 @@ class FaultFileSystem final : public FileSystem {
   std::array<uint64_t, kOpCount> calls_{};
   std::array<uint64_t, kOpCount> failures_{};
   bool plug_pulled_ = false;
+  std::vector<Prefault> prefaults_;
 };
 
 }  // namespace commitlog::testing
