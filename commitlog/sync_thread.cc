@@ -96,6 +96,7 @@ SyncState SyncThread::snapshot(TimePoint now) const {
   s.last_flush_duration = last_flush_duration_;
   s.sync_requested = sync_requested_.load();
   s.waiting_producers = waiters_.waiting();
+  s.cpu_busy = cpu_busy_;
   for (MappedSegment* segment : chain_.unfinished()) {
     s.has_unsealed = s.has_unsealed || segment->has_unsealed();
     s.has_unflushed = s.has_unflushed || segment->has_unflushed();
@@ -217,6 +218,7 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
   last_flush_finished_ = finished;
   last_flush_started_ = started;
   last_flush_duration_ = duration;
+  cpu_busy_ = cpu_meter_.sample(finished);
   chain_.retire_finished();
   // Counted before the waiters wake, so a woken producer sees its flush counted.
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "commitlog/commit_thread.h"
+#include "commitlog/cpu_meter.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/options.h"
 #include "commitlog/segment_chain.h"
@@ -143,6 +144,8 @@ class SyncThread {
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
   Duration last_flush_duration_{};
+  CpuMeter cpu_meter_;   // sampled at each flush's end
+  double cpu_busy_ = 0;  // its last sample, for SyncState::cpu_busy
   bool dead_ = false;  // stopped by a failure
   std::optional<Flush> in_flight_;   // committing on committer_
   std::optional<SyncPlan> pending_;  // due, waiting for stage_point()

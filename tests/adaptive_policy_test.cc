@@ -365,44 +365,50 @@ TEST_CASE("adaptive: scripted states -- a flush the policy did not start also re
   CHECK(p.reason == SyncReason::kAdaptive);
 }
 
+// Scripted states for two producers that append again 1 and 2ms after each
+// 4ms flush releases them (R -> ~2.1ms), until `waiting` more arrive during
+// the last flush. Returns the state just after that flush (now = F).
+SyncState two_slow_producers(SyncPolicy& policy, size_t waiting) {
+  SyncState s;
+  s.sync_requested = true;
+  s.has_unsealed = s.has_unflushed = true;
+  s.waiting_producers = 1;
+  auto flush = [&](TimePoint start) {
+    s.last_flush_started = start;
+    s.last_flush_finished = start + milliseconds(4);
+    policy.on_flush(milliseconds(4), 2);
+  };
+  policy.after_append({at_us(0), at_us(0)});
+  policy.after_append({at_us(10), at_us(0)});
+  s.now = at_us(10);
+  REQUIRE(policy.plan(s).at <= s.now);
+  flush(s.now);
+  for (int round = 0; round < 12; ++round) {
+    const TimePoint f = s.last_flush_finished;
+    policy.after_append({f + milliseconds(1), at_us(0)});
+    policy.after_append({f + milliseconds(2), at_us(0)});
+    s.now = f + milliseconds(2);
+    REQUIRE(policy.plan(s).at <= s.now);  // both back: nobody pending
+    if (round == 11) {
+      for (size_t i = 0; i < waiting; ++i) {
+        policy.after_append({s.now + microseconds(100 + 10 * static_cast<int64_t>(i)), at_us(0)});
+      }
+    }
+    flush(s.now);
+  }
+  s.now = s.last_flush_finished;
+  return s;
+}
+
 TEST_CASE("adaptive: scripted states -- no hold when the wait costs more than the group gains") {
   for (const size_t waiting : {size_t{10}, size_t{1}}) {
     CAPTURE(waiting);
     auto policy = make_adaptive(milliseconds(2));
-    SyncState s;
-    s.sync_requested = true;
-    s.has_unsealed = s.has_unflushed = true;
-    s.waiting_producers = 1;
-    auto flush = [&](TimePoint start) {
-      s.last_flush_started = start;
-      s.last_flush_finished = start + milliseconds(4);
-      policy->on_flush(milliseconds(4), 2);
-    };
-    policy->after_append({at_us(0), at_us(0)});
-    policy->after_append({at_us(10), at_us(0)});
-    s.now = at_us(10);
-    REQUIRE(policy->plan(s).at <= s.now);
-    flush(s.now);
-    // Two producers, back 1ms and 2ms after each 4ms flush: R -> ~2ms.
-    for (int round = 0; round < 12; ++round) {
-      const TimePoint f = s.last_flush_finished;
-      policy->after_append({f + milliseconds(1), at_us(0)});
-      policy->after_append({f + milliseconds(2), at_us(0)});
-      s.now = f + milliseconds(2);
-      REQUIRE(policy->plan(s).at <= s.now);  // both back: nobody pending
-      if (round == 11) {
-        // `waiting` producers arrive during this flush.
-        for (size_t i = 0; i < waiting; ++i) {
-          policy->after_append({s.now + microseconds(100 + 10 * static_cast<int64_t>(i)), at_us(0)});
-        }
-      }
-      flush(s.now);
-    }
+    const SyncState s = two_slow_producers(*policy, waiting);
     // The two producers the last flush released are expected back about
     // R = 2.1ms after it: waiting for them makes the sync cycle ~1.5 times
     // longer. That pays for one waiter (the group triples), not for ten
     // (x1.2): pending * S = 8ms against g * d = 2.1ms or 21ms.
-    s.now = s.last_flush_finished;
     const SyncPlan p = policy->plan(s);
     if (waiting == 10) {
       CHECK(p.at <= s.now);
@@ -412,6 +418,38 @@ TEST_CASE("adaptive: scripted states -- no hold when the wait costs more than th
       CHECK(p.at <= s.now + milliseconds(2));
     }
   }
+}
+
+TEST_CASE("adaptive: scripted states -- bound by the CPU, it holds for the released, up to the cap") {
+  // As above with ten waiting, where a disk-bound loop flushes at once; but
+  // the process keeps its CPUs busy, so holding lengthens no cycle.
+  for (const Duration cap : {Duration(milliseconds(2)), Duration(milliseconds(5)), Duration::zero()}) {
+    CAPTURE(cap.count());
+    auto policy = make_adaptive(cap);
+    SyncState s = two_slow_producers(*policy, 10);
+    s.cpu_busy = 0.95;
+    const SyncPlan p = policy->plan(s);
+    if (cap == Duration::zero()) {  // a cap of 0 never holds, bound or not
+      CHECK(p.at <= s.now);
+      continue;
+    }
+    CHECK(p.reason == SyncReason::kAdaptive);
+    CHECK(p.at > s.now);
+    // The cap, not S (4ms), bounds it; the released are late only at 3R (~6ms).
+    CHECK(p.at == s.last_flush_finished + cap);
+    // The first of the two released waits; the second, the last expected, ends the hold.
+    CHECK(policy->after_append({s.now + milliseconds(1), s.last_flush_started}) ==
+          ProducerAction::kWaitDurable);
+    CHECK(policy->after_append({s.now + milliseconds(2), s.last_flush_started}) ==
+          ProducerAction::kRequestSyncAndWait);
+    s.now += milliseconds(2);
+    CHECK(policy->plan(s).at <= s.now);
+  }
+  // Just below the threshold it is the disk-bound rule again: flush at once.
+  auto policy = make_adaptive(milliseconds(2));
+  SyncState s = two_slow_producers(*policy, 10);
+  s.cpu_busy = 0.8;
+  CHECK(policy->plan(s).at <= s.now);
 }
 
 TEST_CASE("adaptive: scripted states -- a lone producer after a quiet spell is synced at once") {

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <random>
@@ -29,6 +30,8 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "segment/checksum.h"
+#include "segment/format.h"
+#include "segment/mapped_segment.h"
 #include "tests/support/fault_file_system.h"
 
 namespace commitlog {
@@ -460,6 +463,25 @@ TEST_CASE("power loss: a crash before anything is appended leaves an empty, vali
 // segment switch always flushes, so that damage is only ever in a run's
 // newest segment: a torn tail, never corruption, and what replays is a
 // gap-free prefix that holds everything an explicit sync() covered.
+// Periodic writes markers without an fsync (a section survives a process
+// crash at once), and flushes only every period. After a power loss, the
+// kernel may have written back a later unsynced section and not an earlier
+// one; the 16-byte marker cannot say whether the bytes before it were ever
+// flushed, so strict replay then reports the earlier one as corruption
+// (docs/lifecycle.md, "Periodic after a power loss"). What holds: everything
+// a sync() covered replays, as a gap-free prefix, and any damage reported lies
+// past it, in bytes no sync() covered, with a valid marker after it (a torn
+// last section is a torn tail, as ever).
+bool valid_marker_after(FileSystem& fs, const std::string& path, uint64_t segment_id, uint64_t offset) {
+  std::vector<std::byte> bytes;
+  REQUIRE(read_whole_file(fs, path, &bytes).ok());
+  for (uint64_t at = (offset + 8) / 8 * 8; at + format::kMarkerSize <= bytes.size(); at += 8) {
+    const uint64_t next = load_u64(bytes.data() + at);
+    if (next != 0 && load_u64(bytes.data() + at + 8) == marker_checksum(next, segment_id, at)) return true;
+  }
+  return false;
+}
+
 TEST_CASE("power loss: periodic policy, markers without fsync, strict replay") {
   for (uint64_t seed : seeds(0x7000, 40)) {
     CAPTURE(seed);
@@ -470,17 +492,20 @@ TEST_CASE("power loss: periodic policy, markers without fsync, strict replay") {
     o.policy.lag_block = std::chrono::milliseconds(1000);
     o.policy.marker_interval = std::chrono::milliseconds(1);
     uint64_t appended = 0, synced = 0;
+    Position synced_to{};
     {
       auto log = CommitLog::open(o);
       REQUIRE_MESSAGE(log.ok(), log.status().to_string());
       const uint64_t sync_at = rng() % 2000;
       const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(5 + rng() % 40);
       while (std::chrono::steady_clock::now() < end) {
-        REQUIRE((*log)->append(1, make_payload({1, 1, appended})).ok());
+        auto at = (*log)->append(1, make_payload({1, 1, appended}));
+        REQUIRE(at.ok());
         ++appended;
         if (appended == sync_at) {
           REQUIRE((*log)->sync().ok());
           synced = appended;
+          synced_to = *at;
         }
       }
       fs.pull_plug();
@@ -499,8 +524,14 @@ TEST_CASE("power loss: periodic policy, markers without fsync, strict replay") {
         ++replayed;
         return Status{};
       });
-      REQUIRE_MESSAGE(report.status.ok(), describe(report));
-      CHECK(report.corruptions == 0);
+      CAPTURE(describe(report));
+      for (const ReplayProblem& problem : report.problems) {
+        if (!problem.corruption) continue;
+        const auto id = parse_segment_file_name(std::filesystem::path(problem.file).filename().string());
+        REQUIRE(id.has_value());
+        CHECK(Position{*id, problem.offset} > synced_to);
+        CHECK(valid_marker_after(*crashed, problem.file, *id, problem.offset));
+      }
       CHECK(in_order);
       CHECK(replayed >= synced);
       CHECK(replayed <= appended);
