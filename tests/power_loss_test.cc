@@ -468,7 +468,7 @@ TEST_CASE("power loss: a crash before anything is appended leaves an empty, vali
 // kernel may have written back a later unsynced section and not an earlier
 // one; the 16-byte marker cannot say whether the bytes before it were ever
 // flushed, so strict replay then reports the earlier one as corruption
-// (docs/lifecycle.md, "Periodic after a power loss"). What holds: everything
+// (docs/crash-testing.md, "Periodic after a power loss"). What holds: everything
 // a sync() covered replays, as a gap-free prefix, and any damage reported lies
 // past it, in bytes no sync() covered, with a valid marker after it (a torn
 // last section is a torn tail, as ever).
