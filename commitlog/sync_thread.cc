@@ -218,7 +218,6 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
   last_flush_finished_ = finished;
   last_flush_started_ = started;
   last_flush_duration_ = duration;
-  cpu_busy_ = cpu_meter_.sample(finished);
   chain_.retire_finished();
   // Counted before the waiters wake, so a woken producer sees its flush counted.
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);
@@ -234,6 +233,8 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
       1, std::memory_order_relaxed);
   policy_.on_flush(last_flush_duration_, entries);
   waiters_.advance(durable, started);
+  // After the waiters are woken: a system call that sums every thread's time.
+  cpu_busy_ = cpu_meter_.sample(finished);
 }
 
 // Overlapped commits (compressed segments). ---------------------------------

@@ -144,7 +144,7 @@ class SyncThread {
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
   Duration last_flush_duration_{};
-  CpuMeter cpu_meter_;   // sampled at each flush's end
+  CpuMeter cpu_meter_;   // sampled after each flush has woken its waiters
   double cpu_busy_ = 0;  // its last sample, for SyncState::cpu_busy
   bool dead_ = false;  // stopped by a failure
   std::optional<Flush> in_flight_;   // committing on committer_

@@ -21,26 +21,34 @@ using testing::FaultFileSystem;
 
 constexpr uint64_t kStep = 64 << 10;  // preparing goes in whole steps of this
 
-TEST_CASE("prepare ahead: the log keeps the pages producers reach prepared, in whole 64 KiB steps") {
-  FaultFileSystem fs;
+std::unique_ptr<CommitLog> open_batch_log(FaultFileSystem& fs, uint64_t segment_size,
+                                          Compression compression) {
   Options options;
   options.directory = "/log";
   options.sync_policy = "batch";
-  options.segment_size = 8 << 20;
+  options.segment_size = segment_size;
+  options.compression = compression;
   options.file_system = &fs;
   auto log = CommitLog::open(options);
   REQUIRE_MESSAGE(log.ok(), log.status().to_string());
+  return std::move(log).value();
+}
+
+TEST_CASE("prepare ahead: the log keeps the pages producers reach prepared, in whole 64 KiB steps") {
+  FaultFileSystem fs;
+  constexpr uint64_t kSegmentSize = 8 << 20;
+  auto log = open_batch_log(fs, kSegmentSize, Compression::kNone);
 
   const std::string payload(1000, 'p');
   uint64_t last_offset = 0, segment = 0;
   for (int i = 0; i < 2000; ++i) {  // about 2 MiB, each append durable before the next
-    auto at = (*log)->append(1, payload);
+    auto at = log->append(1, payload);
     REQUIRE_MESSAGE(at.ok(), at.status().to_string());
     if (i == 0) segment = at->segment;
     REQUIRE(at->segment == segment);  // one segment
     last_offset = at->offset;
   }
-  REQUIRE((*log)->close().ok());
+  REQUIRE(log->close().ok());
 
   // The calls for the segment written (the allocator creates the next one ahead).
   std::vector<FaultFileSystem::Prefault> calls = fs.prefaults();
@@ -61,7 +69,7 @@ TEST_CASE("prepare ahead: the log keeps the pages producers reach prepared, in w
     prepared_to = calls[i].offset + calls[i].length;
   }
   CHECK(prepared_to > last_offset + payload.size());
-  CHECK(prepared_to <= options.segment_size);
+  CHECK(prepared_to <= kSegmentSize);
   // Renewed once half is used, not after every flush: far fewer calls than the
   // 2,000 flushes of this run.
   CHECK(calls.size() < 100);
@@ -69,16 +77,9 @@ TEST_CASE("prepare ahead: the log keeps the pages producers reach prepared, in w
 
 TEST_CASE("prepare ahead: compressed segments, whose image is plain memory, are never prepared") {
   FaultFileSystem fs;
-  Options options;
-  options.directory = "/log";
-  options.sync_policy = "batch";
-  options.segment_size = 1 << 20;
-  options.compression = Compression::kLz4;
-  options.file_system = &fs;
-  auto log = CommitLog::open(options);
-  REQUIRE_MESSAGE(log.ok(), log.status().to_string());
-  for (int i = 0; i < 300; ++i) REQUIRE((*log)->append(1, std::string(1000, 'c')).ok());
-  REQUIRE((*log)->close().ok());
+  auto log = open_batch_log(fs, 1 << 20, Compression::kLz4);
+  for (int i = 0; i < 300; ++i) REQUIRE(log->append(1, std::string(1000, 'c')).ok());
+  REQUIRE(log->close().ok());
   CHECK(fs.prefaults().empty());
 }
 
