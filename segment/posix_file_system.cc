@@ -14,6 +14,11 @@
 namespace commitlog {
 namespace {
 
+uint64_t page_size() {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
 class PosixFile final : public File {
  public:
   PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
@@ -40,7 +45,7 @@ class PosixFile final : public File {
   }
 
   Status sync_mapped(uint64_t offset, uint64_t length) override {
-    static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t page = page_size();
     uint64_t start = offset & ~(page - 1);
     if (::msync(mapping_ + start, offset + length - start, MS_SYNC) != 0) {
       return Status::from_errno(errno, "msync " + path_);
@@ -49,7 +54,7 @@ class PosixFile final : public File {
   }
 
   void prefault_mapped(uint64_t offset, uint64_t length) override {
-    static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    const uint64_t page = page_size();
     const uint64_t start = (offset + page - 1) & ~(page - 1);
     const uint64_t end = std::min(offset + length, mapped_length_) & ~(page - 1);
     if (mapping_ == nullptr || start >= end) return;
