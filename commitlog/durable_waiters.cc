@@ -6,7 +6,7 @@ namespace commitlog {
 namespace {
 
 // A spawned fiber suspends on the fiber condition variable; a plain thread
-// (or a thread's main context) blocks on a futex-based std one. Boost 1.74's
+// (or a thread's main context) blocks in a futex wait. Boost 1.74's
 // condition variable guards its queue with a spinlock that never yields:
 // measured with 4-64 plain threads on 2 cores it burned 145-622 us of CPU
 // per wake-up against 2.6-18 us for std's.
@@ -20,11 +20,26 @@ bool on_worker_fiber() {
 // last check, and advance() reads it after storing the watermark (both
 // seq_cst), so a wake-up cannot be missed.
 template <typename Predicate>
-void DurableWaiters::wait(std::unique_lock<std::mutex>& lock, Predicate ready) {
+void DurableWaiters::wait(Predicate ready) {
   if (on_worker_fiber()) {
+    std::unique_lock lock(mu_);
     wait_in_group(lock, ready);
   } else {
-    thread_cv_.wait(lock, ready);
+    wait_on_thread(ready);
+  }
+}
+
+// Without a mutex: a std condition variable would re-take its mutex on waking,
+// marked contended, and glibc's unlock would then make a futex call that wakes
+// nobody, on a lone producer's critical path; 256 woken threads would queue
+// on it. The word is read before the check and every wake-up raises it after
+// changing what the check reads, so the wait cannot sleep through one.
+template <typename Predicate>
+void DurableWaiters::wait_on_thread(Predicate ready) {
+  while (true) {
+    const uint32_t seen = thread_wakes_.load();
+    if (ready()) return;
+    thread_wakes_.wait(seen);
   }
 }
 
@@ -76,13 +91,9 @@ Status DurableWaiters::wait_durable(uint64_t packed, const std::function<void()>
   if (durable(packed)) return {};
   waiting_.fetch_add(1);
   if (on_waiting) on_waiting();
-  Status status;
-  {
-    std::unique_lock lock(mu_);
-    const uint64_t round = failed_rounds_;
-    wait(lock, [&] { return durable_.load() > packed || failed_.load() || failed_rounds_ != round; });
-    if (durable_.load() <= packed) status = failed_.load() ? error_ : round_error_;
-  }
+  const uint64_t round = failed_rounds_.load();
+  wait([&] { return durable_.load() > packed || failed_.load() || failed_rounds_.load() != round; });
+  const Status status = durable_.load() > packed ? Status{} : failure_since(round);
   waiting_.fetch_sub(1);
   return status;
 }
@@ -91,21 +102,19 @@ Status DurableWaiters::wait_flush_started_after(TimePoint since) {
   const int64_t since_ns = since.time_since_epoch().count();
   if (last_flush_started_ns_.load() > since_ns) return {};
   waiting_.fetch_add(1);
-  Status status;
-  {
-    std::unique_lock lock(mu_);
-    const uint64_t round = failed_rounds_;
-    wait(lock, [&] {
-      return last_flush_started_ns_.load() > since_ns || failed_.load() || failed_rounds_ != round;
-    });
-    if (failed_.load()) {
-      status = error_;
-    } else if (failed_rounds_ != round) {
-      status = round_error_;
-    }
-  }
+  const uint64_t round = failed_rounds_.load();
+  wait([&] {
+    return last_flush_started_ns_.load() > since_ns || failed_.load() || failed_rounds_.load() != round;
+  });
+  const Status status = failed_.load() || failed_rounds_.load() != round ? failure_since(round) : Status{};
   waiting_.fetch_sub(1);
   return status;
+}
+
+Status DurableWaiters::failure_since(uint64_t round) const {
+  std::lock_guard lock(mu_);
+  if (failed_.load()) return error_;
+  return failed_rounds_.load() != round ? round_error_ : Status{};
 }
 
 void DurableWaiters::advance(uint64_t packed, TimePoint flush_started) {
@@ -129,7 +138,7 @@ void DurableWaiters::fail_waiting(const Status& error) {
   {
     std::lock_guard lock(mu_);
     round_error_ = error;
-    ++failed_rounds_;
+    failed_rounds_.fetch_add(1);
     ++wakes_;
   }
   notify_all();
@@ -151,7 +160,8 @@ void DurableWaiters::notify() {
 
 void DurableWaiters::notify_all() {
   leaders_.notify_all();
-  thread_cv_.notify_all();
+  thread_wakes_.fetch_add(1);
+  thread_wakes_.wake_all();
 }
 
 }  // namespace commitlog

@@ -7,7 +7,8 @@
 // of them (the group's leader) waits for the sync thread, and the leader wakes
 // the rest of its group from inside that thread. So a flush makes one
 // cross-thread wake-up per scheduler thread, however many fibers it covers.
-// Everything shares one mutex.
+// The fibers' groups and the failure state share one mutex; a plain thread
+// waits on a futex word without it.
 //
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of
@@ -18,7 +19,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,6 +27,7 @@
 
 #include <boost/fiber/condition_variable.hpp>
 
+#include "commitlog/futex_word.h"
 #include "policies/sync_policy.h"
 #include "segment/status.h"
 
@@ -68,7 +69,10 @@ class DurableWaiters {
   void notify();
   void notify_all();
   template <typename Predicate>
-  void wait(std::unique_lock<std::mutex>& lock, Predicate ready);
+  void wait(Predicate ready);
+  template <typename Predicate>
+  void wait_on_thread(Predicate ready);
+  Status failure_since(uint64_t round) const;  // the error a failed wait returns
 
   // The fibers of one scheduler thread waiting here; guarded by mu_.
   struct FiberGroup {
@@ -86,12 +90,12 @@ class DurableWaiters {
   std::atomic<bool> failed_{false};
   mutable std::mutex mu_;
   Status error_;  // guarded by mu_
-  uint64_t failed_rounds_ = 0;  // guarded by mu_: fail_waiting() calls
-  Status round_error_;          // guarded by mu_: the last fail_waiting() error
+  std::atomic<uint64_t> failed_rounds_{0};  // fail_waiting() calls, raised under mu_
+  Status round_error_;  // guarded by mu_: the last fail_waiting() error
   uint64_t wakes_ = 0;  // guarded by mu_: advance/fail calls, for the leaders
   std::vector<std::unique_ptr<FiberGroup>> groups_;  // guarded by mu_
   boost::fibers::condition_variable_any leaders_;    // the groups' leaders wait here
-  std::condition_variable thread_cv_;                // plain threads wait here
+  FutexWord thread_wakes_;                          // plain threads wait on it
 };
 
 }  // namespace commitlog

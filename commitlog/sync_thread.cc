@@ -43,11 +43,23 @@ SyncThread::~SyncThread() { stop(); }
 // Producers set their flag (and poked_) first and read sleep_ second; the
 // thread sets sleep_ first and reads the flags second (all seq_cst), so either
 // the producer sees the thread asleep and wakes it, or the thread sees the flag.
+//
+// An idle sleep is a futex wait on sleep_ itself, ended by whoever moves it
+// from kIdle to kAwake: one system call on each side and no mutex. A sleep on
+// the condition variable would, on waking, re-take mu_ marked contended, and
+// glibc then makes one more futex call to unlock it -- on the critical path
+// of a lone producer's every flush (strace, docs/benchmarks.md).
 void SyncThread::wake(Sleep at_least) {
-  if (sleep_.load() >= at_least) {
-    std::lock_guard lock(mu_);
-    cv_.notify_one();
+  const Sleep sleep = static_cast<Sleep>(sleep_.load());
+  if (sleep < at_least) return;
+  if (sleep == Sleep::kIdle) {
+    // Failing, it is awake already, or woke and will read the flags again
+    // after its next sleep_ store.
+    if (sleep_.compare_exchange(word(Sleep::kIdle), word(Sleep::kAwake))) sleep_.wake_one();
+    return;
   }
+  std::lock_guard lock(mu_);
+  cv_.notify_one();
 }
 
 void SyncThread::request_sync() {
@@ -82,7 +94,7 @@ void SyncThread::stop() {
     stopped_ = true;
     stopping_ = true;
   }
-  cv_.notify_one();
+  wake(Sleep::kUntilCommit);
   thread_.join();
 }
 
@@ -141,25 +153,28 @@ void SyncThread::run() {
     if (stopping) return;
     if (plan.kind != SyncPlan::Kind::kIdle && at <= now) continue;
     // Checked under mu_: a producer that set its flag after this check sees
-    // sleep_ and notifies under mu_, which it can only take once this thread
-    // is inside wait(). So no wake-up is lost. sync_requested_ is a level (it
+    // sleep_ and either notifies under mu_, which it can only take once this
+    // thread is inside wait(), or (idle) moves sleep_ on, which ends the
+    // futex wait whenever it starts. So no wake-up is lost. sync_requested_ is a level (it
     // stays set until the next flush), so it is seen through poked_, which
     // each request sets again. A flush waiting for its stage point covers
     // whatever producers ask for meanwhile: only the end of the commit in
     // flight moves it.
     const bool idle = plan.kind == SyncPlan::Kind::kIdle || dead_;
-    sleep_.store(pending_ ? Sleep::kUntilCommit : idle ? Sleep::kIdle : Sleep::kUntilPlan);
+    sleep_.store(word(pending_ ? Sleep::kUntilCommit : idle ? Sleep::kIdle : Sleep::kUntilPlan));
     const bool poked = pending_ ? commit_done_.exchange(false)
                                 : poked_.exchange(false) || switch_pending_.load() ||
                                       explicit_requested_.load() || commit_done_.exchange(false);
     if (!poked && !stopping_) {
       if (idle) {
-        cv_.wait(lock);
+        lock.unlock();
+        while (sleep_.load() == word(Sleep::kIdle)) sleep_.wait(word(Sleep::kIdle));
+        lock.lock();
       } else {
         cv_.wait_until(lock, at);
       }
     }
-    sleep_.store(Sleep::kAwake);
+    sleep_.store(word(Sleep::kAwake));
   }
 }
 

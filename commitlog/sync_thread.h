@@ -42,6 +42,7 @@
 #include "commitlog/commit_thread.h"
 #include "commitlog/cpu_meter.h"
 #include "commitlog/durable_waiters.h"
+#include "commitlog/futex_word.h"
 #include "commitlog/options.h"
 #include "commitlog/segment_chain.h"
 
@@ -121,12 +122,13 @@ class SyncThread {
   TimePoint stage_point() const;
   bool worth_overlapping() const;
   // How deeply the thread sleeps: who may wake it. Ordered, deepest last.
-  enum class Sleep {
+  enum class Sleep : uint32_t {
     kAwake,
     kUntilCommit,  // a due flush waits for its stage point: the commit's end wakes it
     kUntilPlan,    // until the plan's time: requests, switches and commits wake it
     kIdle,         // no plan: a new waiter wakes it too
   };
+  static constexpr uint32_t word(Sleep sleep) { return static_cast<uint32_t>(sleep); }
   // Wakes the thread if it sleeps at least this deeply.
   void wake(Sleep at_least);
 
@@ -140,7 +142,7 @@ class SyncThread {
   std::atomic<bool> switch_pending_{false};
   std::atomic<bool> explicit_requested_{false};
   std::atomic<bool> poked_{false};  // a producer asked or started waiting: plan again
-  std::atomic<Sleep> sleep_{Sleep::kAwake};
+  FutexWord sleep_;  // a Sleep; an idle sleep is a futex wait on it
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
   Duration last_flush_duration_{};
@@ -157,7 +159,7 @@ class SyncThread {
   std::atomic<bool> commit_done_{false};  // set by committer_ after a commit: collect it
 
   std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable cv_;  // the timed sleeps
   bool stopping_ = false;    // guarded by mu_
   bool stopped_ = false;     // guarded by mu_
   std::thread thread_;
