@@ -2,13 +2,13 @@
 //
 // The sync thread advances the watermark after each flush and wakes every
 // producer it covers. A producer on a plain thread blocks that thread on a
-// futex (a std condition variable). A producer on a Boost.Fiber fiber suspends
+// futex word (FutexWord). A producer on a Boost.Fiber fiber suspends
 // only its fiber: the fibers waiting on one scheduler thread form a group, one
 // of them (the group's leader) waits for the sync thread, and the leader wakes
 // the rest of its group from inside that thread. So a flush makes one
 // cross-thread wake-up per scheduler thread, however many fibers it covers.
-// The fibers' groups and the failure state share one mutex; a plain thread
-// waits on a futex word without it.
+// The fibers' groups and the failure state share one mutex; a plain thread's
+// wait takes it only to read a failure.
 //
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of

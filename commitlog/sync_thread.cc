@@ -155,11 +155,11 @@ void SyncThread::run() {
     // Checked under mu_: a producer that set its flag after this check sees
     // sleep_ and either notifies under mu_, which it can only take once this
     // thread is inside wait(), or (idle) moves sleep_ on, which ends the
-    // futex wait whenever it starts. So no wake-up is lost. sync_requested_ is a level (it
-    // stays set until the next flush), so it is seen through poked_, which
-    // each request sets again. A flush waiting for its stage point covers
-    // whatever producers ask for meanwhile: only the end of the commit in
-    // flight moves it.
+    // futex wait whenever it starts. So no wake-up is lost. sync_requested_
+    // is a level (it stays set until the next flush), so it is seen through
+    // poked_, which each request sets again. A flush waiting for its stage
+    // point covers whatever producers ask for meanwhile: only the end of the
+    // commit in flight moves it.
     const bool idle = plan.kind == SyncPlan::Kind::kIdle || dead_;
     sleep_.store(word(pending_ ? Sleep::kUntilCommit : idle ? Sleep::kIdle : Sleep::kUntilPlan));
     const bool poked = pending_ ? commit_done_.exchange(false)
