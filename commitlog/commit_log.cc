@@ -26,8 +26,9 @@ Log2Histogram histogram(const std::atomic<uint64_t>* buckets, size_t n, uint64_t
 }
 
 uint16_t segment_flags(const Options& o) {
-  if (o.compression != Compression::kLz4) return 0;
-  return format::kFlagLz4Sections | (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
+  if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
+  return format::kFlagSyncedMarks | format::kFlagLz4Sections |
+         (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
 }
 
 uint64_t wall_clock_us() {
@@ -97,14 +98,14 @@ struct CommitLog::Impl {
 
 Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   FileSystem& fs = *options.file_system;
-  if (options.segment_size > (uint64_t{1} << DurableWaiters::kOffsetBits) ||
+  // Markers hold 32-bit offsets (format::kFlagSyncedMarks).
+  static_assert(format::kMaxSyncedMarksCapacity < (uint64_t{1} << DurableWaiters::kOffsetBits));
+  if (options.segment_size > format::kMaxSyncedMarksCapacity ||
       options.segment_size % format::kAlignment != 0 ||
       options.segment_size < format::kFirstEntryOffset + 2 * format::kMarkerSize + 64) {
-    return Status::invalid_argument("commitlog_segment_size " + std::to_string(options.segment_size) +
-                                    " must be a multiple of 8 between 160 bytes and 1 TiB");
-  }
-  if (options.compression == Compression::kLz4 && options.segment_size > UINT32_MAX) {
-    return Status::invalid_argument("commitlog_segment_size must be below 4GiB with commitlog_compression");
+    return Status::invalid_argument("commitlog_segment_size " +
+                                    std::to_string(options.segment_size) +
+                                    " must be a multiple of 8, at least 160 bytes and below 4 GiB");
   }
   const uint64_t room = options.segment_size - format::kFirstEntryOffset - 2 * format::kMarkerSize;
   if (options.effective_max_mutation_size() == 0 ||

@@ -113,13 +113,28 @@ class Replay {
         Status status = handler_(ReplayedMutation{position, entry->table, entry->time_us, entry->payload});
         if (!status.ok()) return stop(status);
       } else if (auto* bad = std::get_if<SegmentDamage>(&item)) {
+        const std::string kind = damage_kind_name(bad->kind);
         if (bad->in_last_section && p.may_be_torn) {
           // Kudu's rule: damage with nothing valid after it, where a run's
           // tail may be torn, is that torn tail. Nothing after it is replayed.
-          return damage(p, bad->offset, std::string("torn tail (") + damage_kind_name(bad->kind) + ")",
+          return damage(p, bad->offset, "torn tail (" + kind + ")",
                         nonzero_bytes(image.bytes.subspan(bad->offset)), true);
         }
-        if (!damage(p, bad->offset, damage_kind_name(bad->kind), bad->skipped_bytes, false)) return false;
+        if (bad->unflushed && p.may_be_torn) {
+          // Periodic seals without flushing, so a power loss may tear an
+          // earlier section and keep a later one: no data was lost that a
+          // flush had covered. Strict replay ends there, as at a torn tail,
+          // so what it replays has no gap; skip replays what survived after.
+          if (options_.mode != RecoveryMode::kSkip) {
+            return damage(p, bad->offset, "torn tail (" + kind + ", never flushed)",
+                          nonzero_bytes(image.bytes.subspan(bad->offset)), true);
+          }
+          if (!damage(p, bad->offset, "torn, never flushed (" + kind + ")", bad->skipped_bytes, true)) {
+            return false;
+          }
+          continue;
+        }
+        if (!damage(p, bad->offset, kind, bad->skipped_bytes, false)) return false;
       } else {
         return end(p, std::get<SegmentEnd>(item));
       }

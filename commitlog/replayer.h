@@ -7,6 +7,9 @@
 //    the last valid marker of the newest segment that process wrote, and any
 //    later, never-sealed segments of that run) is a normal end; its bytes are
 //    counted in torn_tail_bytes.
+//    In segments with format::kFlagSyncedMarks, damage in that newest
+//    segment is a torn tail too when no valid marker after it records a
+//    flush that covered it (SegmentDamage::unflushed).
 //  - Damage anywhere else is corruption: a bad header, marker or entry
 //    checksum, or valid sealed data after a damaged region.
 //  - RecoveryMode::kStrict stops at the first corruption with an error naming

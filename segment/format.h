@@ -1,6 +1,7 @@
 // The on-disk format of a segment: the constants shared by writer and reader.
 // segment/FORMAT.md has the grammar; this header is the single source of the
-// numbers. A change to any layout below bumps kFormatVersion.
+// numbers. A change to any layout below bumps kFormatVersion, or comes with a
+// header flag that older readers refuse (kKnownFlags).
 //
 //   offset 0                64               80
 //   +-----------------------+----------------+---------+---------+-----+----------------+--
@@ -9,6 +10,8 @@
 //                           |<------------ sync section ------------->|
 //
 //   marker:  u64 next_marker_offset | u64 checksum(next, segment id, own offset)
+//            with kFlagSyncedMarks the first word is u32 next | u32 synced
+//            (marker_word()), and the checksum covers that whole word.
 //            next == kEndOfSegment: the segment was closed cleanly here.
 //            all 16 bytes zero: clean end of sealed data.
 //   entry:   u32 entry_length (header + payload, unpadded; never 0)
@@ -34,7 +37,12 @@ inline constexpr uint16_t kFlagLz4Sections = 1u << 0;
 // producers, commitlog_ext_direct_write_threshold). Readers that do not know
 // this bit refuse the segment instead of misreading it.
 inline constexpr uint16_t kFlagFlushGroups = 1u << 1;
-inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups;
+// Each marker also says up to where its segment was durable when it was
+// written (marker_word()), so a reader can tell a torn unflushed tail from
+// damage to flushed bytes. Needs capacities below 2^32. Set on every segment
+// this build writes, plain or compressed.
+inline constexpr uint16_t kFlagSyncedMarks = 1u << 2;
+inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks;
 
 // File header.
 inline constexpr size_t kHeaderSize = 64;
@@ -53,6 +61,13 @@ inline constexpr size_t kHeaderChecksumOffset = 56;  // u64 XXH3-64 of bytes [0,
 // Sync marker.
 inline constexpr size_t kMarkerSize = 16;
 inline constexpr uint64_t kEndOfSegment = ~uint64_t{0};
+// kFlagSyncedMarks: a marker's first word packs `next` (bits 0..31) and
+// `synced` (bits 32..63), the offset below which the segment was durable
+// when the marker was written. The end-of-segment marker stays kEndOfSegment.
+inline constexpr uint64_t kMaxSyncedMarksCapacity = UINT32_MAX;
+constexpr uint64_t marker_word(uint64_t next, uint64_t synced) { return synced << 32 | next; }
+constexpr uint64_t marker_next(uint64_t word) { return word & UINT32_MAX; }
+constexpr uint64_t marker_synced(uint64_t word) { return word >> 32; }
 
 // Entry.
 inline constexpr size_t kAlignment = 8;

@@ -60,6 +60,11 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
     return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
                                     " is too small or not a multiple of 8");
   }
+  if ((info.flags & format::kFlagSyncedMarks) != 0 &&
+      info.capacity > format::kMaxSyncedMarksCapacity) {
+    return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
+                                    " does not fit the 32-bit offsets of synced markers");
+  }
   const bool compressed = (info.flags & format::kFlagLz4Sections) != 0;
   if (compressed && (pool == nullptr || pool->buffer_size() < info.capacity)) {
     return Status::invalid_argument("a compressed segment needs a buffer pool of segment-sized buffers");
@@ -232,9 +237,15 @@ void MappedSegment::note_table(uint32_t table, uint64_t offset) {
 }
 
 void MappedSegment::write_marker(uint64_t at, uint64_t next) {
+  // synced_ is what the last completed flush covered, never the flush this
+  // seal may be for: a power loss before that one ends may tear anything
+  // above synced_, and the reader must then take such damage for a torn tail.
+  const bool synced_marks = (info_.flags & format::kFlagSyncedMarks) != 0;
+  const uint64_t word =
+      synced_marks && next != format::kEndOfSegment ? format::marker_word(next, synced_) : next;
   std::byte marker[format::kMarkerSize];
-  store_u64(marker, next);
-  store_u64(marker + 8, marker_checksum(next, info_.id, at));
+  store_u64(marker, word);
+  store_u64(marker + 8, marker_checksum(word, info_.id, at));
   std::memcpy(base_ + at, marker, sizeof marker);
 }
 
@@ -276,6 +287,7 @@ Result<uint64_t> MappedSegment::flush() {
     // The next seal rewrites the open marker, so the next flush starts there.
     flush_from_ = open_marker_;
     dirty_ = false;
+    made_durable(tail);
   }
   if (end_marker_written_) finished_ = true;
   return tail;
@@ -301,7 +313,14 @@ Status MappedSegment::commit(const Staged& staged) const {
 void MappedSegment::committed(const Staged& staged) {
   if (staged.write.empty()) return;
   storage_->count_committed(staged.write);
+  made_durable(staged.tail);
   if (staged.last) finished_ = true;
+}
+
+// Everything below the open marker at the flush is final; the marker slot
+// itself is rewritten by the next seal, so it is not counted as synced.
+void MappedSegment::made_durable(uint64_t tail) {
+  synced_ = std::max(synced_, tail - format::kMarkerSize);
 }
 
 }  // namespace commitlog

@@ -8,7 +8,9 @@
 // into the mapping and publishes the entry by storing its length last.
 // The log's sync thread alone calls seal(), close() and flush(): seal() waits
 // until every entry reserved before it has been published, then writes the
-// marker that makes the section replayable; flush() makes it durable.
+// marker that makes the section replayable; flush() makes it durable. With
+// format::kFlagSyncedMarks in its flags, each marker also records where the
+// last completed flush() (or committed()) of this segment ended.
 //
 // Lifetime: the File (and so the mapping) lives as long as this object.
 #pragma once
@@ -24,6 +26,7 @@
 
 #include "segment/buffer_pool.h"
 #include "segment/file_system.h"
+#include "segment/format.h"
 #include "segment/segment_storage.h"
 #include "segment/status.h"
 
@@ -136,6 +139,8 @@ class MappedSegment {
   MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path, SegmentFileInfo info);
   void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
+  // A flush ending at `tail` (Staged::tail) completed.
+  void made_durable(uint64_t tail);
   void note_table(uint32_t table, uint64_t offset);
 
   std::unique_ptr<SegmentStorage> storage_;
@@ -147,6 +152,9 @@ class MappedSegment {
   alignas(64) uint64_t open_marker_;   // marker slot of the section being filled
   uint64_t published_ = 0;             // entries up to here are known published
   uint64_t flush_from_ = 0;            // the next flush starts here
+  // Below this offset the image is durable and final: what markers record
+  // as `synced` (format::kFlagSyncedMarks).
+  uint64_t synced_ = format::kFirstMarkerOffset;
   uint64_t prepared_at_used_ = 0;      // used() at the last prepare_ahead()
   uint64_t prepared_to_ = 0;           // the image is prepared up to here
   bool dirty_ = false;                 // sealed bytes not flushed yet

@@ -71,17 +71,23 @@ const char* end_kind_name(EndKind kind) {
 SegmentReader::SegmentReader(std::span<const std::byte> bytes, const SegmentHeader& header)
     : bytes_(bytes), header_(header), marker_(format::kFirstMarkerOffset) {}
 
-bool SegmentReader::valid_marker_at(uint64_t at, uint64_t* next) const {
+bool SegmentReader::valid_marker_at(uint64_t at, Marker* marker) const {
   if (at + format::kMarkerSize > bytes_.size()) return false;
   const std::byte* m = bytes_.data() + at;
-  const uint64_t n = load_u64(m);
-  if (n != format::kEndOfSegment &&
-      (n < at + format::kMarkerSize || n % format::kAlignment != 0 ||
-       n > bytes_.size())) {
+  const uint64_t word = load_u64(m);
+  const bool synced_marks = (header_.flags & format::kFlagSyncedMarks) != 0;
+  Marker found{word, 0};
+  if (synced_marks && word != format::kEndOfSegment) {
+    found = {format::marker_next(word), format::marker_synced(word)};
+    if (found.synced > at) return false;  // nothing above a marker is durable before it is written
+  }
+  if (found.next != format::kEndOfSegment &&
+      (found.next < at + format::kMarkerSize || found.next % format::kAlignment != 0 ||
+       found.next > bytes_.size())) {
     return false;
   }
-  if (load_u64(m + 8) != marker_checksum(n, header_.id, at)) return false;
-  *next = n;
+  if (load_u64(m + 8) != marker_checksum(word, header_.id, at)) return false;
+  *marker = found;
   return true;
 }
 
@@ -91,12 +97,38 @@ bool SegmentReader::zero_at(uint64_t at, uint64_t length) const {
 }
 
 uint64_t SegmentReader::find_marker_after(uint64_t from) const {
-  uint64_t next = 0;
+  Marker marker;
   for (uint64_t at = format::align_up(from); at + format::kMarkerSize <= bytes_.size();
        at += format::kAlignment) {
-    if (valid_marker_at(at, &next)) return at;
+    if (valid_marker_at(at, &marker)) return at;
   }
   return UINT64_MAX;
+}
+
+// Every valid marker from the damage on is probed, not just the chain that
+// follows it: after damage the chain cannot be trusted, and one marker with a
+// larger synced is enough to prove the bytes durable. The probes run once, at
+// the first damage (up to the last non-zero byte), and later damage, found
+// further on, is answered from their suffix maxima.
+bool SegmentReader::unflushed(uint64_t damage_at) {
+  if ((header_.flags & format::kFlagSyncedMarks) == 0) return false;
+  if (!scanned_from_ || damage_at < *scanned_from_) {
+    scanned_from_ = damage_at;
+    synced_after_.clear();
+    uint64_t end = bytes_.size();
+    while (end > damage_at && bytes_[end - 1] == std::byte{0}) --end;
+    Marker marker;
+    for (uint64_t at = format::align_up(damage_at); at + format::kMarkerSize <= end;
+         at += format::kAlignment) {
+      if (valid_marker_at(at, &marker)) synced_after_.push_back({at, marker.synced});
+    }
+    for (size_t i = synced_after_.size(); i-- > 1;) {
+      synced_after_[i - 1].second = std::max(synced_after_[i - 1].second, synced_after_[i].second);
+    }
+  }
+  auto first = std::lower_bound(synced_after_.begin(), synced_after_.end(), damage_at,
+                                [](const auto& m, uint64_t at) { return m.first < at; });
+  return first == synced_after_.end() || first->second <= damage_at;
 }
 
 uint64_t SegmentReader::count_unsealed(uint64_t from) const {
@@ -105,17 +137,24 @@ uint64_t SegmentReader::count_unsealed(uint64_t from) const {
   return end > from ? end - from : 0;
 }
 
+SegmentReader::Section SegmentReader::section() const {
+  Section s{marker_, section_end_, std::nullopt};
+  if ((header_.flags & format::kFlagSyncedMarks) != 0) s.synced = section_synced_;
+  return s;
+}
+
 SegmentItem SegmentReader::enter_section(uint64_t at) {
-  uint64_t next = 0;
-  if (valid_marker_at(at, &next)) {
+  Marker marker;
+  if (valid_marker_at(at, &marker)) {
     ++sections_;
-    if (next == format::kEndOfSegment) {
+    if (marker.next == format::kEndOfSegment) {
       ended_ = true;
       return SegmentEnd{EndKind::kClosed, at, count_unsealed(at + format::kMarkerSize), sections_};
     }
     in_section_ = true;
     cursor_ = at + format::kMarkerSize;
-    section_end_ = next;
+    section_end_ = marker.next;
+    section_synced_ = marker.synced;
     return SegmentEnd{};  // not returned: the caller continues into the section
   }
   ended_ = true;
@@ -130,10 +169,11 @@ SegmentItem SegmentReader::enter_section(uint64_t at) {
   marker_ = found;
   // The seal that writes the end-of-segment marker also writes the marker
   // before it; a power loss may keep either without the other.
-  uint64_t found_next = 0;
+  Marker after;
   const bool only_end_marker_after =
-      valid_marker_at(found, &found_next) && found_next == format::kEndOfSegment;
-  return SegmentDamage{at, found - at, DamageKind::kBadMarker, only_end_marker_after};
+      valid_marker_at(found, &after) && after.next == format::kEndOfSegment;
+  return SegmentDamage{at, found - at, DamageKind::kBadMarker, only_end_marker_after,
+                       unflushed(at)};
 }
 
 SegmentItem SegmentReader::next() {
@@ -163,11 +203,12 @@ SegmentItem SegmentReader::next() {
     // marker while its entries are not yet synced, and a power loss may keep
     // the marker's page without an entry's. The replayer decides.
     auto damaged = [&](SegmentDamage damage) -> SegmentItem {
-      uint64_t next = 0;
+      Marker after;
       damage.in_last_section =
-          valid_marker_at(section_end_, &next)
-              ? next == format::kEndOfSegment
+          valid_marker_at(section_end_, &after)
+              ? after.next == format::kEndOfSegment
               : find_marker_after(section_end_ + format::kAlignment) == UINT64_MAX;
+      damage.unflushed = unflushed(damage.offset);
       return damage;
     };
     if (at + format::kEntryHeaderSize > section_end_) {

@@ -15,9 +15,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "segment/status.h"
 
@@ -73,6 +76,12 @@ struct SegmentDamage {
   // seal's flush may leave this (the marker's page written, an entry's not),
   // so in the newest segment of a run it is a torn tail, not corruption.
   bool in_last_section = false;
+  // format::kFlagSyncedMarks only: no valid marker at or after the damage
+  // records a completed flush that covered it. Sealed sections need not be
+  // flushed (periodic), so a power loss may have torn it while keeping a
+  // later section whole; in the newest segment of a run it is a torn tail.
+  // Where a later marker proves the bytes durable, it is real damage.
+  bool unflushed = false;
 };
 
 enum class EndKind {
@@ -104,16 +113,23 @@ class SegmentReader {
   // The sync section that the last SegmentEntry, or SegmentDamage other than
   // kBadMarker, came from: its marker's offset and the next marker's. For
   // tools that show a segment's layout (commitlog dump).
+  // `synced`: what its marker records as durable (format::kFlagSyncedMarks).
   struct Section {
     uint64_t marker = 0;
     uint64_t next_marker = 0;
+    std::optional<uint64_t> synced;
   };
-  Section section() const { return {marker_, section_end_}; }
+  Section section() const;
 
  private:
-  bool valid_marker_at(uint64_t at, uint64_t* next) const;
+  struct Marker {
+    uint64_t next = 0;    // format::kEndOfSegment for the end-of-segment marker
+    uint64_t synced = 0;  // 0 without format::kFlagSyncedMarks
+  };
+  bool valid_marker_at(uint64_t at, Marker* marker) const;
   bool zero_at(uint64_t at, uint64_t length) const;
   uint64_t find_marker_after(uint64_t from) const;
+  bool unflushed(uint64_t damage_at);
   uint64_t count_unsealed(uint64_t from) const;
   SegmentItem enter_section(uint64_t marker_at);
 
@@ -122,11 +138,16 @@ class SegmentReader {
   uint64_t skip_before_ = 0;
   uint64_t marker_ = 0;        // the current section's marker
   uint64_t section_end_ = 0;   // the next marker's offset
+  uint64_t section_synced_ = 0;  // the current section's marker's synced
   uint64_t cursor_ = 0;        // next entry inside the section
   bool in_section_ = false;
   bool ended_ = false;
   SegmentEnd end_;
   uint64_t sections_ = 0;
+  // unflushed(): where its probes started, and the valid markers from there
+  // on, each with the largest synced of it and the markers after it.
+  std::optional<uint64_t> scanned_from_;
+  std::vector<std::pair<uint64_t, uint64_t>> synced_after_;
 };
 
 }  // namespace commitlog

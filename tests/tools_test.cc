@@ -263,6 +263,16 @@ TEST_CASE("tools: dump prints header, sync sections, entries and end, as text an
   CHECK(records.back()["kind"] == "closed");
   CHECK(records[1]["type"] == "section");
   CHECK(records[1]["offset"] == format::kFirstMarkerOffset);
+  // Nothing was durable before the first marker but the header.
+  CHECK(records[1]["synced"] == format::kFirstMarkerOffset);
+  uint64_t last_synced = 0;  // per segment
+  for (const json& r : records) {
+    if (r["type"] == "header") last_synced = 0;
+    if (r["type"] != "section") continue;
+    CHECK(r["synced"].get<uint64_t>() >= last_synced);
+    CHECK(r["synced"].get<uint64_t>() <= r["offset"].get<uint64_t>());
+    last_synced = r["synced"].get<uint64_t>();
+  }
 }
 
 TEST_CASE("tools: verify an intact log, as text and as json") {

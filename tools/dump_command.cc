@@ -106,12 +106,17 @@ class Printer {
     }
   }
 
+  // `synced` only for segments whose markers carry it (format::kFlagSyncedMarks).
   void section(const LogFile& file, const SegmentReader::Section& s) {
     if (json_) {
-      line({{"type", "section"}, {"file", file.path}, {"offset", s.marker}, {"next", s.next_marker}});
+      nlohmann::ordered_json j = {
+          {"type", "section"}, {"file", file.path}, {"offset", s.marker}, {"next", s.next_marker}};
+      if (s.synced) j["synced"] = *s.synced;
+      line(j);
     } else {
-      out_.append(fmt::format("section  @{}  next marker @{}  ({} bytes)\n", s.marker, s.next_marker,
-                              s.next_marker - s.marker));
+      const std::string synced = s.synced ? fmt::format("  synced @{}", *s.synced) : "";
+      out_.append(fmt::format("section  @{}  next marker @{}{}  ({} bytes)\n", s.marker,
+                              s.next_marker, synced, s.next_marker - s.marker));
     }
   }
 
