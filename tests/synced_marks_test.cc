@@ -156,27 +156,26 @@ void check_corruption(const std::string& dir, uint64_t damage_at) {
   CHECK(skip.payloads.size() >= 4);  // the third section is replayed
 }
 
-TEST_CASE(
-    "synced marks: damage no later marker proves flushed is a torn tail of the newest segment") {
+// Builds three_sections() with each kind of damage and checks the replay.
+template <typename Check>
+void for_each_damage(bool flushed_second, Check check) {
   for (Damage damage : {Damage::kPayload, Damage::kEntryHeader, Damage::kMarker}) {
     CAPTURE(static_cast<int>(damage));
     TempDir dir;
     SegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
-    const uint64_t at = three_sections(b, damage, /*flushed_second=*/false);
+    const uint64_t at = three_sections(b, damage, flushed_second);
     b.write(dir.path());
-    check_torn_tail(dir.path(), at);
+    check(dir.path(), at);
   }
 }
 
+TEST_CASE(
+    "synced marks: damage no later marker proves flushed is a torn tail of the newest segment") {
+  for_each_damage(/*flushed_second=*/false, check_torn_tail);
+}
+
 TEST_CASE("synced marks: damage a later marker proves flushed is corruption") {
-  for (Damage damage : {Damage::kPayload, Damage::kEntryHeader, Damage::kMarker}) {
-    CAPTURE(static_cast<int>(damage));
-    TempDir dir;
-    SegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
-    const uint64_t at = three_sections(b, damage, /*flushed_second=*/true);
-    b.write(dir.path());
-    check_corruption(dir.path(), at);
-  }
+  for_each_damage(/*flushed_second=*/true, check_corruption);
 }
 
 TEST_CASE("synced marks: skip mode judges each damage by the markers after it") {
