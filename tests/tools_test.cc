@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -392,7 +393,7 @@ TEST_CASE("tools: damage in the middle of the log") {
     CHECK(report["segments"][0]["damaged_regions"] == 1);
   }
 
-  SUBCASE("dump shows the damage where it is") {
+  SUBCASE("dump shows the damage where it is, and that later markers prove it flushed") {
     CliResult dump = run_cli({"dump", "--format", "jsonl", file});
     CHECK(dump.exit_code == 0);
     bool found = false;
@@ -400,10 +401,45 @@ TEST_CASE("tools: damage in the middle of the log") {
       if (r["type"] == "damage") {
         CHECK(r["offset"] == written[victim].position.offset);
         CHECK(r["kind"] == "bad payload checksum");
+        CHECK(r["in_last_section"] == false);
+        CHECK(r["unflushed"] == false);
         found = true;
       }
     }
     CHECK(found);
+  }
+
+  SUBCASE("dump says when nothing valid follows the damage") {
+    // As if the process died before it sealed again: the markers after the
+    // last entry's section (the close's empty section and the end marker)
+    // were never written.
+    const Position last = written.back().position;
+    const std::string newest = path_of(dir.path(), last.segment);
+    uint64_t section_end = 0;
+    for (const json& r : json_lines(run_cli({"dump", "--format", "jsonl", newest}).out)) {
+      if (r["type"] == "section" && r["offset"].get<uint64_t>() < last.offset) {
+        section_end = r["next"].get<uint64_t>();
+      }
+    }
+    REQUIRE(section_end > last.offset);
+    auto bytes = read_bytes(newest);
+    std::fill(bytes.begin() + static_cast<ptrdiff_t>(section_end),
+              bytes.begin() + static_cast<ptrdiff_t>(section_end + 32), std::byte{0});
+    write_bytes(newest, bytes);
+    damage_payload(dir.path(), last);
+    bool found = false;
+    for (const json& r : json_lines(run_cli({"dump", "--format", "jsonl", newest}).out)) {
+      if (r["type"] == "damage" && r["offset"] == last.offset) {
+        CHECK(r["in_last_section"] == true);
+        found = true;
+      }
+    }
+    CHECK(found);
+    CliResult text = run_cli({"dump", newest});
+    CHECK(text.exit_code == 0);
+    CHECK(text.out.find(fmt::format("damage   @{}  bad payload checksum", last.offset)) !=
+          std::string::npos);
+    CHECK(text.out.find("; nothing valid after it)") != std::string::npos);
   }
 }
 

@@ -136,8 +136,24 @@ class Printer {
     }
   }
 
+  // With what the replayer weighs to call it a torn tail (segment_reader.h);
+  // dump reads one file and cannot know whether it is its run's newest.
   void damage(const LogFile& file, const SegmentDamage& d) {
-    damage(file, d.offset, damage_kind_name(d.kind), d.skipped_bytes);
+    if (json_) {
+      line({{"type", "damage"},
+            {"file", file.path},
+            {"offset", d.offset},
+            {"kind", damage_kind_name(d.kind)},
+            {"bytes", d.skipped_bytes},
+            {"in_last_section", d.in_last_section},
+            {"unflushed", d.unflushed}});
+      return;
+    }
+    const char* why = d.in_last_section ? "; nothing valid after it"
+                      : d.unflushed     ? "; no later marker says it was flushed"
+                                        : "";
+    out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped{})\n", d.offset,
+                            damage_kind_name(d.kind), d.skipped_bytes, why));
   }
 
   void end(const LogFile& file, const SegmentEnd& e) {
