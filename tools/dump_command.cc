@@ -99,11 +99,7 @@ class Printer {
 
   // Damage to a compressed section, at its file offset; `kind` as the replayer names it.
   void damage(const LogFile& file, uint64_t offset, const char* kind, uint64_t bytes) {
-    if (json_) {
-      line({{"type", "damage"}, {"file", file.path}, {"offset", offset}, {"kind", kind}, {"bytes", bytes}});
-    } else {
-      out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped)\n", offset, kind, bytes));
-    }
+    damage_line(file, offset, kind, bytes, nullptr);
   }
 
   // `synced` only for segments whose markers carry it (format::kFlagSyncedMarks).
@@ -136,24 +132,11 @@ class Printer {
     }
   }
 
-  // With what the replayer weighs to call it a torn tail (segment_reader.h);
-  // dump reads one file and cannot know whether it is its run's newest.
+  // Damage inside the sections, with what the replayer weighs to call it a
+  // torn tail (segment_reader.h); dump reads one file and cannot know whether
+  // it is its run's newest.
   void damage(const LogFile& file, const SegmentDamage& d) {
-    if (json_) {
-      line({{"type", "damage"},
-            {"file", file.path},
-            {"offset", d.offset},
-            {"kind", damage_kind_name(d.kind)},
-            {"bytes", d.skipped_bytes},
-            {"in_last_section", d.in_last_section},
-            {"unflushed", d.unflushed}});
-      return;
-    }
-    const char* why = d.in_last_section ? "; nothing valid after it"
-                      : d.unflushed     ? "; no later marker says it was flushed"
-                                        : "";
-    out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped{})\n", d.offset,
-                            damage_kind_name(d.kind), d.skipped_bytes, why));
+    damage_line(file, d.offset, damage_kind_name(d.kind), d.skipped_bytes, &d);
   }
 
   void end(const LogFile& file, const SegmentEnd& e) {
@@ -171,6 +154,26 @@ class Printer {
   }
 
  private:
+  // `facts`: the reader's damage, or null for a compressed section's.
+  void damage_line(const LogFile& file, uint64_t offset, const char* kind, uint64_t bytes,
+                   const SegmentDamage* facts) {
+    if (json_) {
+      nlohmann::ordered_json j = {
+          {"type", "damage"}, {"file", file.path}, {"offset", offset}, {"kind", kind}, {"bytes", bytes}};
+      if (facts != nullptr) {
+        j["in_last_section"] = facts->in_last_section;
+        j["unflushed"] = facts->unflushed;
+      }
+      line(j);
+      return;
+    }
+    const char* why = facts == nullptr            ? ""
+                      : facts->in_last_section    ? "; nothing valid after it"
+                      : facts->unflushed          ? "; no later marker says it was flushed"
+                                                  : "";
+    out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped{})\n", offset, kind, bytes, why));
+  }
+
   void line(const nlohmann::ordered_json& j) {
     out_.append(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     out_.append("\n");
