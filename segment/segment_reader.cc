@@ -115,8 +115,7 @@ bool SegmentReader::unflushed(uint64_t damage_at) {
   if (!scanned_from_ || damage_at < *scanned_from_) {
     scanned_from_ = damage_at;
     synced_after_.clear();
-    uint64_t end = bytes_.size();
-    while (end > damage_at && bytes_[end - 1] == std::byte{0}) --end;
+    const uint64_t end = damage_at + count_unsealed(damage_at);  // the last non-zero byte's end
     Marker marker;
     for (uint64_t at = format::align_up(damage_at); at + format::kMarkerSize <= end;
          at += format::kAlignment) {
