@@ -138,6 +138,37 @@ TEST_CASE("bench: the table labels compressed points and shows payload and ratio
   CHECK(run.out.find("| kv |") != std::string::npos);
 }
 
+// The line of the table's goal list that contains `what`, or "".
+std::string goal_line(const std::string& out, const std::string& what) {
+  std::stringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("- ", 0) == 0 && line.find(what) != std::string::npos) return line;
+  }
+  return "";
+}
+
+TEST_CASE("bench: adaptive is judged against the other durable policies and raw") {
+  const Run run = run_cli(
+      "bench --engines commitlog,raw --policies batch,group:2ms,periodic,adaptive "
+      "--producers 1,2 --duration 0.1s --warmup 0.05s");
+  REQUIRE(run.exit_code == 0);
+  // Both producer counts are compared, with batch and group (periodic acknowledges
+  // before durability); "met" is said exactly when every point meets the goal.
+  for (const char* goal : {"ops/s >= 0.95x the best other durable policy",
+                           "p99 <= 1.1x the lowest other durable policy"}) {
+    const std::string line = goal_line(run.out, goal);
+    REQUIRE_MESSAGE(!line.empty(), goal);
+    CHECK(line.find("commitlog adaptive, 100 B:") != std::string::npos);
+    const size_t of = line.find(" of 2 points meet it");
+    REQUIRE_MESSAGE(of != std::string::npos, line);
+    const bool all_met = line[of - 1] == '2' && line[of - 2] == '(';
+    CHECK_MESSAGE(line.rfind(all_met ? "- met: " : "- NOT met: ", 0) == 0, line);
+  }
+  const std::string p50 = goal_line(run.out, "p50 at 1 producer <= 1.1x raw");
+  CHECK(p50.find("commitlog adaptive, 100 B:") != std::string::npos);
+  CHECK(goal_line(run.out, "commitlog batch, 100 B: p50").empty());
+}
+
 #endif
 
 }  // namespace

@@ -1,6 +1,6 @@
 // How `commitlog bench` prints its points: a Markdown table (pasted as is
 // into docs/benchmarks.md), CSV or JSON, all three from one column list; the
-// goals of issue 6 checked against the points present (reported, never
+// goals of issues 6 and 9 checked against the points present (reported, never
 // asserted); and gnuplot plots of ops/s and p99 latency against producers.
 #pragma once
 
