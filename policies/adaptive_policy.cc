@@ -111,7 +111,11 @@ class AdaptivePolicy final : public SyncPolicy {
     const double d = std::max(0.0, Nanos(back - s.now).count());
     // Bound by the CPU, the producers keep it busy while a sync is held, so
     // holding lengthens no cycle: the gain test and the S bound do not apply.
-    const bool cpu_bound = s.cpu_busy >= kCpuBound;
+    // That pays only for a second cohort (at least as many released as are
+    // waiting), which the hold merges. For stragglers of one large group the
+    // hold would make no group much larger, yet keep the waiting group up to
+    // the whole cap: the disk-bound rule weighs them instead.
+    const bool cpu_bound = s.cpu_busy >= kCpuBound && pending >= g;
     const Duration window = cpu_bound ? cap_ : std::min(cap_, ceil(sync));
     const TimePoint at = std::min(s.last_flush_finished + window, late);
     const bool gains = cpu_bound || static_cast<double>(pending) * sync > static_cast<double>(g) * d;
