@@ -19,10 +19,12 @@ struct Run {
   std::string out;
 };
 
-Run run_cli(const std::string& args) {
+// `with_progress`: the progress lines on stderr too, after stdout's.
+Run run_cli(const std::string& args, bool with_progress = false) {
   Run run;
-  std::FILE* pipe =
-      ::popen((std::string(COMMITLOG_CLI) + " " + args + " 2>/dev/null").c_str(), "r");
+  std::FILE* pipe = ::popen(
+      (std::string(COMMITLOG_CLI) + " " + args + (with_progress ? " 2>&1" : " 2>/dev/null")).c_str(),
+      "r");
   REQUIRE(pipe != nullptr);
   char buffer[4096];
   for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) run.out.append(buffer, n);
@@ -136,6 +138,23 @@ TEST_CASE("bench: the table labels compressed points and shows payload and ratio
   CHECK(run.out.find("| ratio |") != std::string::npos);
   CHECK(run.out.find("| commitlog batch lz4 |") != std::string::npos);
   CHECK(run.out.find("| kv |") != std::string::npos);
+}
+
+TEST_CASE("bench: each round runs the engines of a shape in a rotated order") {
+  const Run run = run_cli(
+      "bench --engines commitlog,raw --policies batch --producers 1 --duration 0.05s "
+      "--warmup 0.01s --repeat 3 --format csv",
+      /*with_progress=*/true);
+  REQUIRE(run.exit_code == 0);
+  // Progress lines: "[round:point/points] engine, ...", in the order run.
+  std::vector<std::string> order;
+  std::stringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("[", 0) == 0) order.push_back(line.substr(0, line.find(',')));
+  }
+  CHECK(order == std::vector<std::string>{"[1:1/2] commitlog batch", "[1:2/2] raw",
+                                          "[2:2/2] raw", "[2:1/2] commitlog batch",
+                                          "[3:1/2] commitlog batch", "[3:2/2] raw"});
 }
 
 // The line of the table's goal list that contains `what`, or "".
