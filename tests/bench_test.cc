@@ -140,9 +140,9 @@ TEST_CASE("bench: the table labels compressed points and shows payload and ratio
   CHECK(run.out.find("| kv |") != std::string::npos);
 }
 
-TEST_CASE("bench: each round runs the engines of a shape in a rotated order") {
+TEST_CASE("bench: rounds run the engines of a shape forward, then backward") {
   const Run run = run_cli(
-      "bench --engines commitlog,raw --policies batch --producers 1 --duration 0.05s "
+      "bench --engines commitlog,raw --policies batch,adaptive --producers 1 --duration 0.05s "
       "--warmup 0.01s --repeat 3 --format csv",
       /*with_progress=*/true);
   REQUIRE(run.exit_code == 0);
@@ -152,9 +152,11 @@ TEST_CASE("bench: each round runs the engines of a shape in a rotated order") {
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("[", 0) == 0) order.push_back(line.substr(0, line.find(',')));
   }
-  CHECK(order == std::vector<std::string>{"[1:1/2] commitlog batch", "[1:2/2] raw",
-                                          "[2:2/2] raw", "[2:1/2] commitlog batch",
-                                          "[3:1/2] commitlog batch", "[3:2/2] raw"});
+  CHECK(order ==
+        std::vector<std::string>{"[1:1/3] commitlog batch", "[1:2/3] commitlog adaptive",
+                                 "[1:3/3] raw", "[2:3/3] raw", "[2:2/3] commitlog adaptive",
+                                 "[2:1/3] commitlog batch", "[3:1/3] commitlog batch",
+                                 "[3:2/3] commitlog adaptive", "[3:3/3] raw"});
 }
 
 // The line of the table's goal list that contains `what`, or "".
