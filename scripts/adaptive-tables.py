@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""The tables of docs/benchmarks.md's adaptive section (issue 9), from one run of
+
+  commitlog bench --policies batch,group:2ms,group:10ms,adaptive --engines commitlog,raw \\
+    --producers ... --repeat N --format csv --out adaptive.csv 2> adaptive.log
+
+usage: scripts/adaptive-tables.py adaptive.csv adaptive.log
+
+The first table is the bench's rows (the median round by ops/s of each point); the second
+sets adaptive against the best of the others round by round, read from the progress lines
+on stderr ("[round:point/points] engine, T x F, ...: N ops/s, ..., p50 X µs, p99 Y µs").
+The goals are issue 9's: ops/s >= 0.95x the best other, p99 <= 1.1x the lowest other, and
+at one producer p50 <= 1.1x raw's.
+"""
+import collections
+import csv
+import re
+import statistics
+import sys
+
+OTHERS = ["commitlog batch", "commitlog group:2ms", "commitlog group:10ms"]
+ADAPTIVE = "commitlog adaptive"
+
+
+def number(x):
+    x = float(x)
+    if x >= 1000:
+        return f"{x:,.0f}"
+    if x >= 100:
+        return f"{x:.0f}"
+    if x >= 10:
+        return f"{x:.1f}"
+    return f"{x:.2f}"
+
+
+def shape(threads, fibers):
+    return threads if fibers == "1" else f"{threads} x {fibers}"
+
+
+def medians(path):
+    """Point -> engine label -> CSV row, and the points in order."""
+    by, order = collections.defaultdict(dict), []
+    for r in csv.DictReader(open(path)):
+        name = f"commitlog {r['policy']}" if r["engine"] == "commitlog" else r["engine"]
+        key = shape(r["threads"], r["fibers"])
+        if key not in order:
+            order.append(key)
+        by[key][name] = r
+    return by, order
+
+
+def rounds(path):
+    """Point -> engine label -> round -> (ops/s, p50, p99)."""
+    line = re.compile(r"^\[(\d+):\d+/\d+\] (.+?), (\d+) x (\d+), .*?: (\d+) ops/s, .*? p50 (\d+) µs, p99 (\d+) µs")
+    out = collections.defaultdict(lambda: collections.defaultdict(dict))
+    for text in open(path):
+        m = line.match(text)
+        if m:
+            rnd, name, threads, fibers, ops, p50, p99 = m.groups()
+            out[shape(threads, fibers)][name][int(rnd)] = (float(ops), float(p50), float(p99))
+    return out
+
+
+def main(csv_path, log_path):
+    by, order = medians(csv_path)
+    print("| producers | batch ops/s | group:2ms | group:10ms | adaptive | raw | adaptive ÷ best "
+          "| batch p99 µs | group:2ms | group:10ms | adaptive | adaptive ÷ lowest "
+          "| ops/fsync b / g2 / g10 / a |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    met_ops = met_p99 = 0
+    for key in order:
+        d = by[key]
+        ops = float(d[ADAPTIVE]["ops_per_s"]) / max(float(d[o]["ops_per_s"]) for o in OTHERS)
+        p99 = float(d[ADAPTIVE]["p99_us"]) / min(float(d[o]["p99_us"]) for o in OTHERS)
+        met_ops += ops >= 0.95
+        met_p99 += p99 <= 1.1
+        print(f"| {key} | " + " | ".join(number(d[n]["ops_per_s"]) for n in OTHERS + [ADAPTIVE, "raw"])
+              + f" | {ops:.2f}x | " + " | ".join(number(d[n]["p99_us"]) for n in OTHERS + [ADAPTIVE])
+              + f" | {p99:.2f}x | " + " / ".join(number(d[n]["ops_per_fsync"]) for n in OTHERS + [ADAPTIVE])
+              + " |")
+    print(f"\nMedian rows: ops/s >= 0.95x the best at {met_ops} of {len(order)} points, "
+          f"p99 <= 1.1x the lowest at {met_p99} of {len(order)}.\n")
+
+    per_round = rounds(log_path)
+    print("| producers | ops/s ÷ best other, per round | rounds ≥ 0.95 | p99 ÷ lowest other, per round "
+          "| rounds ≤ 1.1 | adaptive p50 ÷ raw p50, per round |")
+    print("|---|---|---:|---|---:|---|")
+    all_ops = all_p99 = all_rounds = 0
+    single_p50 = []
+    for key in order:
+        d = per_round[key]
+        ids = sorted(d[ADAPTIVE])
+        ops = [d[ADAPTIVE][i][0] / max(d[o][i][0] for o in OTHERS) for i in ids]
+        p99 = [d[ADAPTIVE][i][2] / min(d[o][i][2] for o in OTHERS) for i in ids]
+        p50 = [d[ADAPTIVE][i][1] / d["raw"][i][1] for i in ids]
+        if key == "1":
+            single_p50 = p50
+        a, b = sum(x >= 0.95 for x in ops), sum(x <= 1.1 for x in p99)
+        all_ops, all_p99, all_rounds = all_ops + a, all_p99 + b, all_rounds + len(ids)
+        print(f"| {key} | {' '.join(f'{x:.2f}' for x in ops)} | {a}/{len(ids)} "
+              f"| {' '.join(f'{x:.2f}' for x in p99)} | {b}/{len(ids)} | {' '.join(f'{x:.2f}' for x in p50)} |")
+    print(f"\nRounds: ops/s {all_ops} of {all_rounds}, p99 {all_p99} of {all_rounds}"
+          + (f"; one producer's p50 against raw, median of the rounds {statistics.median(single_p50):.2f}x."
+             if single_p50 else "."))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2])
