@@ -34,7 +34,7 @@ struct BenchArgs {
   std::vector<std::string> producers{"1", "2", "4", "8", "16"};
   std::vector<std::string> fibers{"1"};
   std::vector<std::string> sizes{"100"};
-  std::vector<std::string> large_paths;  // empty: as the options say
+  std::vector<std::string> large_paths;   // empty: as the options say
   std::vector<std::string> compressions;  // empty: as the options say
   std::vector<std::string> payloads{"fill"};
   uint64_t seed = 1;
@@ -197,15 +197,12 @@ std::string describe(const PointResult& r) {
 // 100 times a second), and with a fixed order that bias landed on the same
 // engine in every round. (A rotation would not do: it keeps who follows whom.)
 std::vector<size_t> round_order(const std::vector<PointSpec>& points, int round) {
-  const auto same_shape = [](const PointSpec& a, const PointSpec& b) {
-    return a.threads == b.threads && a.fibers == b.fibers && a.size == b.size &&
-           a.payload == b.payload;
-  };
   std::vector<size_t> order;
   for (size_t begin = 0; begin < points.size();) {
     size_t end = begin + 1;
-    while (end < points.size() && same_shape(points[end], points[begin])) ++end;
-    for (size_t j = 0; j < end - begin; ++j) order.push_back(round % 2 == 0 ? begin + j : end - 1 - j);
+    while (end < points.size() && points[end].same_shape(points[begin])) ++end;
+    for (size_t j = 0; j < end - begin; ++j)
+      order.push_back(round % 2 == 0 ? begin + j : end - 1 - j);
     begin = end;
   }
   return order;
@@ -304,7 +301,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       "bench",
       "measure durable append throughput, latency and CPU per op by policy and producers, "
       "next to raw fdatasync group commit and RocksDB (exit 1 if a point failed)");
-  cmd->add_option("--policies", args->policies, "sync policies, e.g. batch,group:10ms,periodic,adaptive:2ms (group: window, periodic: period, adaptive: latency cap)")
+  cmd->add_option("--policies", args->policies,
+                  "sync policies, e.g. batch,group:10ms,periodic,adaptive:2ms (group: window, "
+                  "periodic: period, adaptive: latency cap)")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--engines", args->engines, "engines: commitlog,raw,rocksdb")

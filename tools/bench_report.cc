@@ -213,9 +213,7 @@ std::string format_json(const Points& all) {
 const PointResult* find_reference(const Points& results, const PointResult& point,
                                   const std::string& engine) {
   for (const PointResult& r : results) {
-    if (r.spec.engine.engine == engine && r.spec.threads == point.spec.threads &&
-        r.spec.fibers == point.spec.fibers && r.spec.size == point.spec.size &&
-        r.spec.payload == point.spec.payload) {
+    if (r.spec.engine.engine == engine && r.spec.same_shape(point.spec)) {
       return &r;
     }
   }

@@ -34,6 +34,10 @@ struct PointSpec {
   size_t fiber_stack = 16 * 1024;
 
   int producers() const { return threads * fibers; }
+  // The same load (threads, fibers, size, payload), whatever the engine.
+  bool same_shape(const PointSpec& o) const {
+    return threads == o.threads && fibers == o.fibers && size == o.size && payload == o.payload;
+  }
 };
 
 struct PointResult {
