@@ -56,6 +56,11 @@ constexpr double kLateFactor = 3.0;
 // appends on 2 CPUs, 10,000-100,000 fibers kept 0.89-0.92 busy, 256 threads
 // 0.83 and 1,000 fibers 0.65-0.72 (bench's CPU µs per op times ops/s).
 constexpr double kCpuBound = 0.87;
+// Bound by the CPU, the released and not back count as a second cohort, worth
+// the long hold, when they are at least this share of those waiting. 256
+// threads on 2 CPUs, near the threshold above, had 0.1-0.2 (stragglers);
+// 10,000 fibers 1.4-1.9 on average, varying from one decision to the next.
+constexpr double kCohortShare = 0.5;
 
 // An exponentially weighted moving average, unknown until its first sample.
 class Average {
@@ -111,22 +116,26 @@ class AdaptivePolicy final : public SyncPolicy {
     const double d = std::max(0.0, Nanos(back - s.now).count());
     // Bound by the CPU, the producers keep it busy while a sync is held, so
     // holding lengthens no cycle: the gain test and the S bound do not apply.
-    // That pays only for a second cohort (at least as many released as are
-    // waiting), which the hold merges. For stragglers of one large group the
-    // hold would make no group much larger, yet keep the waiting group up to
-    // the whole cap: the disk-bound rule weighs them instead.
-    const bool cpu_bound = s.cpu_busy >= kCpuBound && pending >= g;
+    // That pays only for a second cohort, which the hold merges. For
+    // stragglers of one large group the hold would make no group much larger,
+    // yet keep the waiting group up to the whole cap: the disk-bound rule
+    // weighs them instead.
+    const bool cpu_bound = s.cpu_busy >= kCpuBound &&
+                           static_cast<double>(pending) >= kCohortShare * static_cast<double>(g);
     const Duration window = cpu_bound ? cap_ : std::min(cap_, ceil(sync));
     const TimePoint at = std::min(s.last_flush_finished + window, late);
-    const bool gains = cpu_bound || static_cast<double>(pending) * sync > static_cast<double>(g) * d;
+    const bool gains =
+        cpu_bound || static_cast<double>(pending) * sync > static_cast<double>(g) * d;
     if (!gains || at <= s.now) return flush_now(s, count, reason);
     holding_ = true;
     // The arrival count at which the test above turns to "flush now", with
     // d as of now (d only shrinks, so this is never too late): all released
     // back, or enough of the group there. That arrival wakes the thread.
     const uint64_t all_back = release_base_ + released_;
-    const double flip = (static_cast<double>(all_back) * sync + static_cast<double>(group_base_) * d) / (sync + d);
-    const uint64_t wake_at = cpu_bound ? all_back : std::min(all_back, static_cast<uint64_t>(std::ceil(flip)));
+    const double flip =
+        (static_cast<double>(all_back) * sync + static_cast<double>(group_base_) * d) / (sync + d);
+    const uint64_t wake_at =
+        cpu_bound ? all_back : std::min(all_back, static_cast<uint64_t>(std::ceil(flip)));
     arrivals_.wake_at.store(std::max(wake_at, count + 1));
     return {SyncPlan::Kind::kFlush, at, SyncReason::kAdaptive};
   }

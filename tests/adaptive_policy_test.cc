@@ -421,28 +421,32 @@ TEST_CASE("adaptive: scripted states -- no hold when the wait costs more than th
 }
 
 TEST_CASE("adaptive: scripted states -- bound by the CPU, it holds for a second cohort, up to the cap") {
-  // Two waiting and the two released pending: a second cohort. The process
-  // keeps its CPUs busy, so holding lengthens no cycle, and the hold may last
-  // the cap even beyond S (4ms); the released are late only at 3R (~6ms).
-  for (const Duration cap : {Duration(milliseconds(2)), Duration(milliseconds(5)), Duration::zero()}) {
-    CAPTURE(cap.count());
-    auto policy = make_adaptive(cap);
-    SyncState s = two_slow_producers(*policy, 2);
-    s.cpu_busy = 0.95;
-    const SyncPlan p = policy->plan(s);
-    if (cap == Duration::zero()) {  // a cap of 0 never holds, bound or not
-      CHECK(p.at <= s.now);
-      continue;
+  // Two or three waiting and the two released pending: a second cohort (at
+  // least half the size of the first). The process keeps its CPUs busy, so
+  // holding lengthens no cycle, and the hold may last the cap even beyond S
+  // (4ms); the released are late only at 3R (~6ms).
+  for (const size_t waiting : {size_t{2}, size_t{3}}) {
+    for (const Duration cap : {Duration(milliseconds(2)), Duration(milliseconds(5)), Duration::zero()}) {
+      CAPTURE(waiting);
+      CAPTURE(cap.count());
+      auto policy = make_adaptive(cap);
+      SyncState s = two_slow_producers(*policy, waiting);
+      s.cpu_busy = 0.95;
+      const SyncPlan p = policy->plan(s);
+      if (cap == Duration::zero()) {  // a cap of 0 never holds, bound or not
+        CHECK(p.at <= s.now);
+        continue;
+      }
+      CHECK(p.reason == SyncReason::kAdaptive);
+      CHECK(p.at == s.last_flush_finished + cap);
+      // The first of the two released waits; the second, the last expected, ends the hold.
+      CHECK(policy->after_append({s.now + milliseconds(1), s.last_flush_started}) ==
+            ProducerAction::kWaitDurable);
+      CHECK(policy->after_append({s.now + milliseconds(2), s.last_flush_started}) ==
+            ProducerAction::kRequestSyncAndWait);
+      s.now += milliseconds(2);
+      CHECK(policy->plan(s).at <= s.now);
     }
-    CHECK(p.reason == SyncReason::kAdaptive);
-    CHECK(p.at == s.last_flush_finished + cap);
-    // The first of the two released waits; the second, the last expected, ends the hold.
-    CHECK(policy->after_append({s.now + milliseconds(1), s.last_flush_started}) ==
-          ProducerAction::kWaitDurable);
-    CHECK(policy->after_append({s.now + milliseconds(2), s.last_flush_started}) ==
-          ProducerAction::kRequestSyncAndWait);
-    s.now += milliseconds(2);
-    CHECK(policy->plan(s).at <= s.now);
   }
   // Just below the threshold it is the disk-bound rule: the hold ends at S.
   auto policy = make_adaptive(milliseconds(5));
@@ -452,8 +456,8 @@ TEST_CASE("adaptive: scripted states -- bound by the CPU, it holds for a second 
 }
 
 TEST_CASE("adaptive: scripted states -- bound by the CPU, stragglers of a large group are not held for") {
-  // Ten waiting and two released pending, as 256 threads on 2 CPUs look: the
-  // hold would keep the ten up to the cap for a group a fifth larger. The
+  // Ten waiting and two released pending (a fifth), as 256 threads on 2 CPUs
+  // look: the hold would keep the ten up to the cap for a group a fifth larger. The
   // disk-bound rule weighs it (pending * S = 8ms against g * d = 21ms) and
   // flushes at once, bound by the CPU or not.
   for (const double cpu_busy : {0.95, 0.8}) {
