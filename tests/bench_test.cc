@@ -188,6 +188,10 @@ TEST_CASE("bench: adaptive is judged against the other durable policies and raw"
   const std::string p50 = goal_line(run.out, "p50 at 1 producer <= 1.1x raw");
   CHECK(p50.find("commitlog adaptive, 100 B:") != std::string::npos);
   CHECK(goal_line(run.out, "commitlog batch, 100 B: p50").empty());
+  // Issue 6's single-producer check, by the same code: every durable policy, p99, 1.2x.
+  CHECK(!goal_line(run.out, "commitlog batch, 100 B: p99 at 1 producer <= 1.2x raw write+fdatasync p99:")
+             .empty());
+  CHECK(goal_line(run.out, "commitlog periodic").empty());
 }
 
 #endif
