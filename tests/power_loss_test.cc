@@ -380,6 +380,12 @@ TEST_CASE("power loss: group policy (1 ms window), random crash points, every cr
   for (uint64_t seed : seeds(0x9000, 60)) power_loss_run("group", seed, 300);
 }
 
+TEST_CASE("power loss: adaptive policy, random crash points, every crash mode") {
+  // Its holds end on a producer's request or a timer, and it counts arrivals
+  // outside the waiters: neither may let a producer go before its flush.
+  for (uint64_t seed : seeds(0xa000, 60)) power_loss_run("adaptive", seed, 300);
+}
+
 TEST_CASE("power loss: LZ4-compressed segments, random crash points, every crash mode") {
   // Compressed segments are written with pwrite and made durable with fdatasync.
   for (uint64_t seed : seeds(0xc000, 40)) {
