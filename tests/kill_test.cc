@@ -214,6 +214,12 @@ TEST_CASE("kill -9 loop: group loses no acknowledged mutation") {
   CHECK(r.appending_runs > kCycles / 2);
 }
 
+TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
+  const LoopResult r = kill_loop({"--policy", "adaptive"}, false);
+  report("adaptive", r);
+  CHECK(r.appending_runs > kCycles / 2);
+}
+
 TEST_CASE("kill -9 loop: periodic loses at most about one marker interval") {
   // Paced, so twenty cycles stay a few MiB; the loss window does not depend on the rate.
   const LoopResult r =
