@@ -260,7 +260,7 @@ TEST_CASE("io fault: a later segment that cannot be made fails the append that n
   // The first segment and the spare one are made; the fault hits the next.
   for (Op op : {Op::kOpen, Op::kAllocate, Op::kMap, Op::kSyncDir}) {
     for (int error : {EIO, ENOSPC}) {
-      for (const std::string policy : {"batch", "group"}) {
+      for (const std::string policy : {"batch", "group", "adaptive"}) {
         const std::string op_name = testing::op_name(op);
         CAPTURE(op_name);
         CAPTURE(error);
@@ -320,7 +320,7 @@ ProducersOutcome run_producers_until_failure(CommitLog& log, int producers, int 
 }
 
 TEST_CASE("io fault: a failed msync is sticky, names msync, and acknowledges nothing unsynced") {
-  for (const std::string policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group", "adaptive"}) {
     for (int error : {EIO, ENOSPC}) {
       for (int after : {0, 1, 5, 17}) {
         CAPTURE(policy);
@@ -386,7 +386,7 @@ TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed
   // may have dropped the dirty pages, and a later sync that "succeeds" then
   // covers nothing. This file system really persists on the retry, so here
   // everything acknowledged survives; on a real disk it may not.
-  for (const std::string policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group", "adaptive"}) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto log = CommitLog::open(fault_options(fs, policy, CommitFailurePolicy::kIgnore));
@@ -419,7 +419,7 @@ TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed
 TEST_CASE("io fault: commit_failure_policy ignore with a disk that keeps failing") {
   // Every msync fails from now on: each append waiting for durability must
   // get the error (not wait forever), and the log stays open.
-  for (const std::string policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group", "adaptive"}) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto log = CommitLog::open(fault_options(fs, policy, CommitFailurePolicy::kIgnore));
