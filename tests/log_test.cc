@@ -71,7 +71,7 @@ TEST_CASE("mutations appended from threads are all replayed, in order per produc
 
 TEST_CASE("4 threads x 1000 fibers wait for durability and every acknowledged mutation replays") {
   TempDir dir;
-  for (const char* policy : {"batch", "group"}) {
+  for (const char* policy : {"batch", "group", "adaptive"}) {
     CAPTURE(policy);
     std::filesystem::remove_all(dir.path());
     auto log = open_log(small_log(dir.path(), policy));

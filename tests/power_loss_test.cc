@@ -444,7 +444,7 @@ TEST_CASE("power loss: a second run on the crashed disk, then a second crash") {
 }
 
 TEST_CASE("power loss: a crash before anything is appended leaves an empty, valid log") {
-  for (const std::string policy : {"batch", "group"}) {
+  for (const std::string policy : {"batch", "group", "adaptive"}) {
     CAPTURE(policy);
     FaultFileSystem fs;
     {
