@@ -218,7 +218,8 @@ TEST_CASE("periodic: markers between flushes, about every marker interval") {
 
 TEST_CASE("the registry lists the built-ins, refuses duplicates and unknown names") {
   auto names = PolicyRegistry::global().names();
-  for (const char* n : {"batch", "group", "periodic", "adaptive"}) CHECK(std::find(names.begin(), names.end(), n) != names.end());
+  for (const char* n : {"batch", "group", "periodic", "adaptive"})
+    CHECK(std::find(names.begin(), names.end(), n) != names.end());
   CHECK_FALSE(PolicyRegistry::global().add("batch", make_batch_policy).ok());
   auto unknown = PolicyRegistry::global().create("nonesuch", {});
   REQUIRE_FALSE(unknown.ok());
