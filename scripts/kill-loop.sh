@@ -5,12 +5,13 @@
 # cycles, one clean run and `commitlog stress --check`, then a fresh directory,
 # so that the replay at each start stays short next to the kill delays.
 #
-#   scripts/kill-loop.sh DIR CYCLES POLICY        POLICY: batch, group or periodic
+#   scripts/kill-loop.sh DIR CYCLES POLICY        POLICY: batch, group, adaptive or periodic
 #
 # Passes when every check passes and
-#   batch, group: no run's start reports an acknowledged mutation lost;
-#   periodic:     every kill lost at most MAX_WINDOW_MS of appends (kill time
-#                 minus the newest append the next run replayed).
+#   batch, group, adaptive: no run's start reports an acknowledged mutation lost;
+#   periodic:               every kill lost at most MAX_WINDOW_MS of appends
+#                           (kill time minus the newest append the next run
+#                           replayed).
 # Exit 0 on a pass, 1 on a failure, 2 on a usage error. The last line is the
 # summary; DIR/runs.log keeps every run's output and every verdict.
 #
@@ -27,8 +28,8 @@
 #   MAX_WINDOW_MS  periodic loss bound [PERIOD_MS + 150]
 set -euo pipefail
 
-if [[ $# -ne 3 || ! $2 =~ ^[0-9]+$ || ! $3 =~ ^(batch|group|periodic)$ ]]; then
-  echo "usage: $0 DIR CYCLES batch|group|periodic" >&2
+if [[ $# -ne 3 || ! $2 =~ ^[0-9]+$ || ! $3 =~ ^(batch|group|adaptive|periodic)$ ]]; then
+  echo "usage: $0 DIR CYCLES batch|group|adaptive|periodic" >&2
   exit 2
 fi
 dir=$1 cycles=$2 policy=$3
