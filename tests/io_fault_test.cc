@@ -7,13 +7,12 @@
 // commit_failure_policy stop, the failure is sticky: once an append or sync
 // failed, every later one fails the same way, even after the fault is gone.
 #include <doctest/doctest.h>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -26,6 +25,7 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
+#include "tests/support/durable_policies.h"
 #include "tests/support/fault_file_system.h"
 
 namespace commitlog {
@@ -260,7 +260,7 @@ TEST_CASE("io fault: a later segment that cannot be made fails the append that n
   // The first segment and the spare one are made; the fault hits the next.
   for (Op op : {Op::kOpen, Op::kAllocate, Op::kMap, Op::kSyncDir}) {
     for (int error : {EIO, ENOSPC}) {
-      for (const std::string policy : {"batch", "group", "adaptive"}) {
+      for (const std::string policy : testing::kDurablePolicies) {
         const std::string op_name = testing::op_name(op);
         CAPTURE(op_name);
         CAPTURE(error);
@@ -320,7 +320,7 @@ ProducersOutcome run_producers_until_failure(CommitLog& log, int producers, int 
 }
 
 TEST_CASE("io fault: a failed msync is sticky, names msync, and acknowledges nothing unsynced") {
-  for (const std::string policy : {"batch", "group", "adaptive"}) {
+  for (const std::string policy : testing::kDurablePolicies) {
     for (int error : {EIO, ENOSPC}) {
       for (int after : {0, 1, 5, 17}) {
         CAPTURE(policy);
@@ -386,7 +386,7 @@ TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed
   // may have dropped the dirty pages, and a later sync that "succeeds" then
   // covers nothing. This file system really persists on the retry, so here
   // everything acknowledged survives; on a real disk it may not.
-  for (const std::string policy : {"batch", "group", "adaptive"}) {
+  for (const std::string policy : testing::kDurablePolicies) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto log = CommitLog::open(fault_options(fs, policy, CommitFailurePolicy::kIgnore));
@@ -419,7 +419,7 @@ TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed
 TEST_CASE("io fault: commit_failure_policy ignore with a disk that keeps failing") {
   // Every msync fails from now on: each append waiting for durability must
   // get the error (not wait forever), and the log stays open.
-  for (const std::string policy : {"batch", "group", "adaptive"}) {
+  for (const std::string policy : testing::kDurablePolicies) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto log = CommitLog::open(fault_options(fs, policy, CommitFailurePolicy::kIgnore));

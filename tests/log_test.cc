@@ -1,19 +1,19 @@
 // The commit log end to end on the real file system: append from threads and
 // fibers, wait for durability, replay.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <atomic>
+#include <boost/fiber/all.hpp>
 #include <filesystem>
 #include <set>
 #include <thread>
 #include <vector>
 
-#include <boost/fiber/all.hpp>
-#include <fmt/core.h>
-
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
+#include "tests/support/durable_policies.h"
 #include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
 
@@ -71,7 +71,7 @@ TEST_CASE("mutations appended from threads are all replayed, in order per produc
 
 TEST_CASE("4 threads x 1000 fibers wait for durability and every acknowledged mutation replays") {
   TempDir dir;
-  for (const char* policy : {"batch", "group", "adaptive"}) {
+  for (const char* policy : testing::kDurablePolicies) {
     CAPTURE(policy);
     std::filesystem::remove_all(dir.path());
     auto log = open_log(small_log(dir.path(), policy));

@@ -29,6 +29,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "segment/checksum.h"
+#include "tests/support/durable_policies.h"
 #include "tests/support/fault_file_system.h"
 
 namespace commitlog {
@@ -372,10 +373,9 @@ void power_loss_run(const std::string& policy, uint64_t seed, uint64_t max_acks,
   }
 }
 
-// The policies that acknowledge only durable mutations, one per seed in turn.
+// The durable policies, one per seed in turn.
 std::string durable_policy(uint64_t seed) {
-  static const char* const kPolicies[] = {"batch", "group", "adaptive"};
-  return kPolicies[seed % 3];
+  return testing::kDurablePolicies[seed % testing::kDurablePolicies.size()];
 }
 
 TEST_CASE("power loss: batch policy, random crash points, every crash mode") {
@@ -444,7 +444,7 @@ TEST_CASE("power loss: a second run on the crashed disk, then a second crash") {
 }
 
 TEST_CASE("power loss: a crash before anything is appended leaves an empty, valid log") {
-  for (const std::string policy : {"batch", "group", "adaptive"}) {
+  for (const std::string policy : testing::kDurablePolicies) {
     CAPTURE(policy);
     FaultFileSystem fs;
     {
