@@ -7,12 +7,13 @@
 // commit_failure_policy stop, the failure is sticky: once an append or sync
 // failed, every later one fails the same way, even after the fault is gone.
 #include <doctest/doctest.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>

@@ -1,15 +1,16 @@
 // The commit log end to end on the real file system: append from threads and
 // fibers, wait for durability, replay.
 #include <doctest/doctest.h>
-#include <fmt/core.h>
 
 #include <algorithm>
 #include <atomic>
-#include <boost/fiber/all.hpp>
 #include <filesystem>
 #include <set>
 #include <thread>
 #include <vector>
+
+#include <boost/fiber/all.hpp>
+#include <fmt/core.h>
 
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
