@@ -16,8 +16,9 @@ class CpuMeter {
 
   // The share (0 to 1) of the usable CPUs the process used since the
   // previous sample (or construction), as a moving average over about the
-  // last four samples. Spans shorter than 100 µs are merged into the next
-  // one, so one quick sample cannot swing it.
+  // last four samples. Spans shorter than 1 ms are merged into the next one
+  // (the call then returns the average unchanged and makes no system call),
+  // so one quick sample cannot swing it.
   double sample(TimePoint now);
 
  private:
