@@ -303,6 +303,8 @@ MetricsSnapshot CommitLog::metrics() const {
   m.segments = l.segments;
   m.segment_waits = s.segment_waits.load();
   m.segment_wait_nanos = s.segment_wait_nanos.load();
+  m.seal_waits = c.seal_waits.load();
+  m.seal_wait_nanos = c.seal_wait_nanos.load();
   m.commit_waits = s.commit_waits.load();
   m.commit_wait_nanos = s.commit_wait_nanos.load();
   m.sync_latency_us = histogram(c.flush_latency_us, SyncCounters::kGroupSizeBuckets, c.flush_nanos.load() / 1000);

@@ -80,6 +80,8 @@ std::string to_json(const MetricsSnapshot& m) {
       {"segment_wait_nanos", m.segment_wait_nanos},
       {"commit_waits", m.commit_waits},
       {"commit_wait_nanos", m.commit_wait_nanos},
+      {"seal_waits", m.seal_waits},
+      {"seal_wait_nanos", m.seal_wait_nanos},
       {"sync_latency_us", histogram_json(m.sync_latency_us)},
       {"mutations_per_sync", histogram_json(m.mutations_per_sync)},
       {"syncs_by_reason", by_reason},
@@ -113,6 +115,11 @@ std::string to_prometheus(const MetricsSnapshot& m) {
   e.single("commit_waits_total", "counter", "Producers that waited for durability.", m.commit_waits);
   e.single("commit_wait_seconds_total", "counter", "Time producers spent waiting for durability.",
            seconds(m.commit_wait_nanos));
+  e.single("seal_waits_total", "counter",
+           "Seals that waited for a producer still writing its entry (preempted mid-copy).",
+           m.seal_waits);
+  e.single("seal_wait_seconds_total", "counter", "Time seals spent waiting for such entries.",
+           seconds(m.seal_wait_nanos));
   e.histogram("sync_latency_microseconds", "Duration of each flush (msync/fdatasync round).", m.sync_latency_us);
   e.histogram("mutations_per_sync", "Mutations each flush made durable.", m.mutations_per_sync);
   e.family("syncs_total", "counter", "Flushes, by what triggered them.");

@@ -39,6 +39,9 @@ struct MetricsSnapshot {
   uint64_t segment_wait_nanos = 0;           // ... and the time that took them
   uint64_t commit_waits = 0;                 // producers that waited for durability
   uint64_t commit_wait_nanos = 0;            // ... and how long
+  uint64_t seal_waits = 0;                   // seals that waited for a producer still
+                                             // writing its entry (preempted mid-copy)
+  uint64_t seal_wait_nanos = 0;              // ... and how long
   Log2Histogram sync_latency_us;             // per flush (msync/fdatasync round)
   Log2Histogram mutations_per_sync;          // mutations each flush made durable
   std::array<uint64_t, kSyncReasons> syncs_by_reason{};  // flushes, by SyncReason

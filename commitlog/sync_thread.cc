@@ -185,7 +185,7 @@ void SyncThread::execute(SyncPlan plan) {
   bool flush = plan.kind == SyncPlan::Kind::kFlush;
   for (MappedSegment* segment : segments) flush = flush || segment->closed();
   if (!flush) {
-    for (MappedSegment* segment : segments) segment->seal();
+    for (MappedSegment* segment : segments) seal(*segment);
     last_seal_ = SteadyClock::now();
     counters_.seals.fetch_add(1, std::memory_order_relaxed);
     chain_.active()->prepare_ahead();
@@ -201,7 +201,7 @@ void SyncThread::execute(SyncPlan plan) {
   uint64_t durable = 0;
   uint64_t entries = 0, image_bytes = 0, file_bytes = 0;
   for (MappedSegment* segment : segments) {
-    segment->seal();
+    seal(*segment);
     const uint64_t image_before = segment->image_bytes_persisted();
     const uint64_t file_before = segment->file_bytes_written();
     auto tail = segment->flush();
@@ -224,6 +224,14 @@ void SyncThread::execute(SyncPlan plan) {
           durable);
   // After the waiters are woken: their latency does not include it.
   chain_.active()->prepare_ahead();
+}
+
+void SyncThread::seal(MappedSegment& segment) {
+  segment.seal();
+  const MappedSegment::PublishWaits waits = segment.take_publish_waits();
+  if (waits.seals == 0) return;
+  counters_.seal_waits.fetch_add(waits.seals, std::memory_order_relaxed);
+  counters_.seal_wait_nanos.fetch_add(waits.nanos, std::memory_order_relaxed);
 }
 
 void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finished,
@@ -282,7 +290,7 @@ void SyncThread::stage_flush(SyncPlan plan, const std::vector<MappedSegment*>& s
   std::vector<Flush::Item> items;
   Status error;
   for (MappedSegment* segment : segments) {
-    segment->seal();
+    seal(*segment);
     auto staged = segment->stage(hold);
     if (!staged.ok()) {
       error = staged.status();

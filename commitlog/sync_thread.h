@@ -56,6 +56,8 @@ struct SyncCounters {
   std::atomic<uint64_t> image_bytes{0};      // segment image bytes flushed
   std::atomic<uint64_t> file_bytes{0};       // the file bytes they took
   std::atomic<uint64_t> by_reason[8]{};      // flushes per SyncReason
+  std::atomic<uint64_t> seal_waits{0};       // seals that waited for a producer's entry
+  std::atomic<uint64_t> seal_wait_nanos{0};  // ... and how long
   // Flushes by group size (mutations they made durable): bucket 0 counts
   // empty flushes, bucket b >= 1 groups of [2^(b-1), 2^b) mutations, the last
   // bucket everything larger.
@@ -96,6 +98,8 @@ class SyncThread {
   void run();
   SyncState snapshot(TimePoint now) const;
   void execute(SyncPlan plan);
+  // segment.seal(), counting the waits for producers' entries.
+  void seal(MappedSegment& segment);
   // Waiters, counters and the policy, after a flush made `durable` durable.
   void flushed(SyncReason reason, TimePoint started, TimePoint finished, Duration duration,
                uint64_t entries, uint64_t image_bytes, uint64_t file_bytes, uint64_t durable);

@@ -130,6 +130,13 @@ class MappedSegment {
   void prepare_ahead();
   // Entries sealed since the last call (seal() counts them as it waits for them).
   uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
+  // Seals since the last call that found a reserved entry not yet written and
+  // waited for its producer, and how long they waited in all.
+  struct PublishWaits {
+    uint64_t seals = 0;
+    uint64_t nanos = 0;
+  };
+  PublishWaits take_publish_waits() { return std::exchange(publish_waits_, {}); }
   // The tables of the entries sealed so far, sorted by id; complete once
   // finished(). seal() learns them while it waits for entries to be
   // published, so producers pay nothing for them.
@@ -160,6 +167,7 @@ class MappedSegment {
   bool dirty_ = false;                 // sealed bytes not flushed yet
   bool end_marker_written_ = false;
   uint64_t sealed_entries_ = 0;
+  PublishWaits publish_waits_;
   std::vector<TableExtent> tables_;  // sorted by table
   size_t last_table_ = 0;            // index in tables_ of the table noted last
   uint64_t image_bytes_persisted_ = 0, file_bytes_written_ = 0;  // kept after release_file()

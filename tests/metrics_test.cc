@@ -1,11 +1,16 @@
 // The metrics snapshot of a running log and its JSON and Prometheus renderings.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <span>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "commitlog/commit_log.h"
+#include "segment/format.h"
+#include "segment/mapped_segment.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
@@ -42,7 +47,7 @@ TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name ev
 
   const auto json = nlohmann::json::parse(to_json(m));
   for (const char* key : {"mutations_completed", "producers_waiting", "producers_waiting_for_space", "total_log_bytes",
-                          "segment_wait_nanos", "commit_wait_nanos", "sync_latency_us", "mutations_per_sync",
+                          "segment_wait_nanos", "commit_wait_nanos", "seal_waits", "seal_wait_nanos", "sync_latency_us", "mutations_per_sync",
                           "syncs_by_reason", "oversized_mutations", "space_timeouts", "segments_deleted",
                           "archive_failures", "flush_requests"}) {
     CAPTURE(key);
@@ -62,6 +67,8 @@ TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name ev
                            "# TYPE commitlog_total_log_bytes gauge\n",
                            "# TYPE commitlog_segment_wait_seconds_total counter\n",
                            "# TYPE commitlog_commit_wait_seconds_total counter\n",
+                           "# TYPE commitlog_seal_waits_total counter\n",
+                           "# TYPE commitlog_seal_wait_seconds_total counter\n",
                            "# TYPE commitlog_sync_latency_microseconds histogram\n",
                            "commitlog_sync_latency_microseconds_bucket{le=\"0\"} ",
                            "commitlog_sync_latency_microseconds_bucket{le=\"1023\"} ",
@@ -77,6 +84,39 @@ TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name ev
   const std::string inf = "commitlog_mutations_per_sync_bucket{le=\"+Inf\"} " + std::to_string(m.mutations_per_sync.count()) + "\n";
   CHECK(contains(text, inf));
   REQUIRE((*log)->close().ok());
+}
+
+// A producer preempted between its reservation and its length store holds up
+// the seal, and with it the whole flush: seal_waits counts such seals.
+TEST_CASE("metrics: a seal that waits for an entry still being written counts and times the wait") {
+  using namespace std::chrono_literals;
+  TempDir dir;
+  auto created = MappedSegment::create(*posix_file_system(), dir.path(),
+                                       SegmentFileInfo{1, 64 << 10, format::kFlagSyncedMarks, 0}, 1);
+  REQUIRE_MESSAGE(created.ok(), created.status().to_string());
+  MappedSegment& segment = **created;
+  const std::string payload = "value";
+  const auto bytes = std::as_bytes(std::span(payload));
+  const uint64_t footprint = format::entry_footprint(payload.size());
+
+  const auto written = segment.reserve(footprint);
+  REQUIRE(written);
+  segment.write_entry(*written, 7, 1, bytes);
+  segment.seal();
+  CHECK(segment.take_publish_waits().seals == 0);  // nothing was left to wait for
+
+  const auto in_progress = segment.reserve(footprint);
+  REQUIRE(in_progress);
+  const uint64_t reserved = segment.used();
+  std::thread sealer([&] { segment.seal(); });
+  while (segment.used() == reserved) std::this_thread::yield();  // the seal placed its marker
+  std::this_thread::sleep_for(20ms);
+  segment.write_entry(*in_progress, 7, 2, bytes);
+  sealer.join();
+  const MappedSegment::PublishWaits waits = segment.take_publish_waits();
+  CHECK(waits.seals == 1);
+  CHECK(waits.nanos >= std::chrono::nanoseconds(10ms).count());
+  CHECK(segment.take_publish_waits().seals == 0);  // taken
 }
 
 }  // namespace

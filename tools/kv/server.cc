@@ -420,6 +420,10 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("commitlog_segment_switches", s.segment_switches);
     line("commitlog_allocation_waits", s.allocation_waits);
     line("commitlog_producers_waiting", s.producers_waiting);
+    const MetricsSnapshot m = log_->metrics();
+    line("commitlog_seal_waits", m.seal_waits);
+    line("commitlog_seal_wait_ms",
+         fmt::format("{:.1f}", static_cast<double>(m.seal_wait_nanos) / 1e6));
     line("commitlog_durable_position", s.durable.to_string());
     out += "\r\n";
   }
