@@ -108,7 +108,6 @@ SyncState SyncThread::snapshot(TimePoint now) const {
   s.last_flush_duration = last_flush_duration_;
   s.sync_requested = sync_requested_.load();
   s.waiting_producers = waiters_.waiting();
-  s.cpu_busy = cpu_busy_;
   for (MappedSegment* segment : chain_.unfinished()) {
     s.has_unsealed = s.has_unsealed || segment->has_unsealed();
     s.has_unflushed = s.has_unflushed || segment->has_unflushed();
@@ -256,8 +255,6 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
       1, std::memory_order_relaxed);
   policy_.on_flush(last_flush_duration_, entries);
   waiters_.advance(durable, started);
-  // After the waiters are woken: a system call that sums every thread's time.
-  cpu_busy_ = cpu_meter_.sample(finished);
 }
 
 // Overlapped commits (compressed segments). ---------------------------------

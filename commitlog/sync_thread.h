@@ -40,7 +40,6 @@
 #include <vector>
 
 #include "commitlog/commit_thread.h"
-#include "commitlog/cpu_meter.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/futex_word.h"
 #include "commitlog/options.h"
@@ -150,8 +149,6 @@ class SyncThread {
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
   Duration last_flush_duration_{};
-  CpuMeter cpu_meter_;   // sampled after each flush has woken its waiters
-  double cpu_busy_ = 0;  // its last sample, for SyncState::cpu_busy
   bool dead_ = false;  // stopped by a failure
   std::optional<Flush> in_flight_;   // committing on committer_
   std::optional<SyncPlan> pending_;  // due, waiting for stage_point()

@@ -26,10 +26,17 @@
 //               (S + d) / S times longer, so it pays only if pending/g > d/S.
 //   Otherwise   hold until min(F + min(latency_cap, S), F + kLateFactor * R),
 //               or until the last of them is back (pending reaches 0).
+// Bound by the CPU instead, the test does not apply. A producer that a flush
+// released counts as waiting until its thread or fiber runs, so the waiting
+// producers beyond the pending group are queued for the CPU. When they are
+// so many that at the arrival rate (between flush starts) they would take
+// kQueuedCaps caps to come back, each group is held until F + latency_cap,
+// and no arrival ends the hold: the queued keep the CPUs busy meanwhile, so
+// the hold lengthens no cycle, and fewer flushes leave more CPU to them.
 // A group is never held longer than min(latency_cap, S) after a sync could
-// have started for it (F, or its first arrival if later), so the cap bounds
-// the delay and is never a floor. A lone producer is its own released group:
-// it is never held.
+// have started for it (F, or its first arrival if later), or latency_cap when
+// bound by the CPU, so the cap bounds the delay and is never a floor. A lone
+// producer is its own released group: it is never held.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -51,16 +58,11 @@ constexpr double kEwmaWeight = 0.25;
 // averages the last return of each flush's group, and the groups differ (the
 // slowest producer is not in every one), so the slowest can take a few R.
 constexpr double kLateFactor = 3.0;
-// At or above this share of its CPUs the process counts as bound by the CPU:
-// fewer, larger flushes then mean more mutations per CPU second. With 100 B
-// appends on 2 CPUs, 10,000-100,000 fibers kept 0.89-0.92 busy, 256 threads
-// 0.83 and 1,000 fibers 0.65-0.72 (bench's CPU µs per op times ops/s).
-constexpr double kCpuBound = 0.87;
-// Bound by the CPU, the released and not back count as a second cohort, worth
-// the long hold, when they are at least this share of those waiting. 256
-// threads on 2 CPUs, near the threshold above, had 0.1-0.2 (stragglers);
-// 10,000 fibers 1.4-1.9 on average, varying from one decision to the next.
-constexpr double kCohortShare = 0.5;
+// Bound by the CPU when the producers queued for it would take this many
+// caps to come back at the arrival rate. With a 2 ms cap on 2 CPUs:
+// 10,000 fibers queued about 3 caps' worth, 100,000 fibers 40; 1,000 fibers
+// and 256 threads less than half a cap's worth, however they were queued.
+constexpr double kQueuedCaps = 1.0;
 
 // An exponentially weighted moving average, unknown until its first sample.
 class Average {
@@ -106,6 +108,9 @@ class AdaptivePolicy final : public SyncPolicy {
     // An arrival between F and on_flush()'s snapshot was counted before it.
     if (r == 0 && g > 0 && last > s.last_flush_finished) r = 1;
     const SyncReason reason = holding_ ? SyncReason::kAdaptive : SyncReason::kProducerRequest;
+    if (s.has_unflushed && g > 0 && queued_for_cpu(s, g)) {
+      return hold_until(s, count, reason, s.last_flush_finished + cap_, 0);
+    }
     const uint64_t pending = released_ > r ? released_ - r : 0;
     if (!s.has_unflushed || g == 0 || pending == 0 || !sync_ns_.known() || !return_ns_.known()) {
       return flush_now(s, count, reason);
@@ -114,30 +119,17 @@ class AdaptivePolicy final : public SyncPolicy {
     const TimePoint back = s.last_flush_finished + ceil(return_ns_.value());
     const TimePoint late = s.last_flush_finished + ceil(kLateFactor * return_ns_.value());
     const double d = std::max(0.0, Nanos(back - s.now).count());
-    // Bound by the CPU, the producers keep it busy while a sync is held, so
-    // holding lengthens no cycle: the gain test and the S bound do not apply.
-    // That pays only for a second cohort, which the hold merges. For
-    // stragglers of one large group the hold would make no group much larger,
-    // yet keep the waiting group up to the whole cap: the disk-bound rule
-    // weighs them instead.
-    const bool cpu_bound = s.cpu_busy >= kCpuBound &&
-                           static_cast<double>(pending) >= kCohortShare * static_cast<double>(g);
-    const Duration window = cpu_bound ? cap_ : std::min(cap_, ceil(sync));
-    const TimePoint at = std::min(s.last_flush_finished + window, late);
-    const bool gains =
-        cpu_bound || static_cast<double>(pending) * sync > static_cast<double>(g) * d;
+    const TimePoint at = std::min(s.last_flush_finished + std::min(cap_, ceil(sync)), late);
+    const bool gains = static_cast<double>(pending) * sync > static_cast<double>(g) * d;
     if (!gains || at <= s.now) return flush_now(s, count, reason);
-    holding_ = true;
     // The arrival count at which the test above turns to "flush now", with
     // d as of now (d only shrinks, so this is never too late): all released
     // back, or enough of the group there. That arrival wakes the thread.
     const uint64_t all_back = release_base_ + released_;
     const double flip =
         (static_cast<double>(all_back) * sync + static_cast<double>(group_base_) * d) / (sync + d);
-    const uint64_t wake_at =
-        cpu_bound ? all_back : std::min(all_back, static_cast<uint64_t>(std::ceil(flip)));
-    arrivals_.wake_at.store(std::max(wake_at, count + 1));
-    return {SyncPlan::Kind::kFlush, at, SyncReason::kAdaptive};
+    const uint64_t wake_at = std::min(all_back, static_cast<uint64_t>(std::ceil(flip)));
+    return hold_until(s, count, reason, at, std::max(wake_at, count + 1));
   }
 
   void on_flush(Duration duration, size_t /*mutations*/) override {
@@ -161,8 +153,33 @@ class AdaptivePolicy final : public SyncPolicy {
   static Duration ceil(double nanos) { return std::chrono::ceil<Duration>(Nanos(nanos)); }
   static TimePoint time(int64_t ns) { return TimePoint(Duration(ns)); }
 
-  // Starts a flush of the pending group and opens the next one.
+  // `g` of the waiting producers are the pending group; the rest were
+  // released and have not run yet.
+  bool queued_for_cpu(const SyncState& s, uint64_t g) const {
+    return arrivals_per_ns_.known() && s.waiting_producers > g &&
+           static_cast<double>(s.waiting_producers - g) >=
+               kQueuedCaps * arrivals_per_ns_.value() * Nanos(cap_).count();
+  }
+
+  // Holds the pending group until `at`; the arrival numbered `wake_at` (0:
+  // none) wakes the sync thread to plan again before then.
+  SyncPlan hold_until(const SyncState& s, uint64_t count, SyncReason reason, TimePoint at,
+                      uint64_t wake_at) {
+    if (at <= s.now) return flush_now(s, count, reason);
+    holding_ = true;
+    arrivals_.wake_at.store(wake_at);
+    return {SyncPlan::Kind::kFlush, at, SyncReason::kAdaptive};
+  }
+
+  // Starts a flush of the pending group and opens the next one. The arrival
+  // rate is sampled from one flush start to the next.
   SyncPlan flush_now(const SyncState& s, uint64_t count, SyncReason reason) {
+    if (rate_since_ != TimePoint{} && s.now > rate_since_) {
+      arrivals_per_ns_.add(static_cast<double>(count - rate_base_) /
+                           Nanos(s.now - rate_since_).count());
+    }
+    rate_since_ = s.now;
+    rate_base_ = count;
     started_group_ = true;
     started_group_size_ = count - group_base_;
     release_ = s.last_flush_finished;
@@ -176,7 +193,7 @@ class AdaptivePolicy final : public SyncPolicy {
   struct alignas(64) Arrivals {
     std::atomic<uint64_t> count{0};
     std::atomic<int64_t> last_ns{std::numeric_limits<int64_t>::min()};
-    std::atomic<uint64_t> wake_at{0};  // set by plan() while it holds; 0: every arrival
+    std::atomic<uint64_t> wake_at{0};  // set by plan() while it holds; 0: no arrival asks
   };
   mutable Arrivals arrivals_;
 
@@ -184,6 +201,9 @@ class AdaptivePolicy final : public SyncPolicy {
   // Sync-thread state.
   Average sync_ns_;                  // S
   Average return_ns_;                // R
+  Average arrivals_per_ns_;          // arrival rate between flush starts
+  TimePoint rate_since_{};           // the last flush start plan() made
+  uint64_t rate_base_ = 0;           // arrivals then
   uint64_t group_base_ = 0;          // arrivals when the pending group opened
   uint64_t release_base_ = 0;        // arrivals when the last flush finished
   uint64_t released_ = 0;            // G

@@ -49,8 +49,6 @@ struct SyncState {
   size_t waiting_producers = 0;   // producers waiting for durability now
   bool has_unsealed = false;      // anything appended since the last seal
   bool has_unflushed = false;     // anything sealed or appended since the last flush
-  double cpu_busy = 0;            // share (0-1) of its CPUs the process kept busy
-                                  // lately: a moving average over flush cycles
 };
 
 enum class SyncReason {

@@ -420,74 +420,102 @@ TEST_CASE("adaptive: scripted states -- no hold when the wait costs more than th
   }
 }
 
-TEST_CASE("adaptive: scripted states -- bound by the CPU, it holds for a second cohort, up to the cap") {
-  // Two or three waiting and the two released pending: a second cohort (at
-  // least half the size of the first). The process keeps its CPUs busy, so
-  // holding lengthens no cycle, and the hold may last the cap even beyond S
-  // (4ms); the released are late only at 3R (~6ms).
+TEST_CASE(
+    "adaptive: scripted states -- a hold for a second cohort ends at S, within a longer cap") {
+  // Two or three waiting and the two released pending, S = 4ms, R ~ 2.1ms:
+  // waiting pays, and a cap of 5ms still ends the hold at S.
   for (const size_t waiting : {size_t{2}, size_t{3}}) {
-    for (const Duration cap : {Duration(milliseconds(2)), Duration(milliseconds(5)), Duration::zero()}) {
-      CAPTURE(waiting);
-      CAPTURE(cap.count());
-      auto policy = make_adaptive(cap);
-      SyncState s = two_slow_producers(*policy, waiting);
-      s.cpu_busy = 0.95;
-      const SyncPlan p = policy->plan(s);
-      if (cap == Duration::zero()) {  // a cap of 0 never holds, bound or not
-        CHECK(p.at <= s.now);
-        continue;
-      }
-      CHECK(p.reason == SyncReason::kAdaptive);
-      CHECK(p.at == s.last_flush_finished + cap);
-      // The first of the two released waits; the second, the last expected, ends the hold.
-      CHECK(policy->after_append({s.now + milliseconds(1), s.last_flush_started}) ==
-            ProducerAction::kWaitDurable);
-      CHECK(policy->after_append({s.now + milliseconds(2), s.last_flush_started}) ==
-            ProducerAction::kRequestSyncAndWait);
-      s.now += milliseconds(2);
-      CHECK(policy->plan(s).at <= s.now);
-    }
+    CAPTURE(waiting);
+    auto policy = make_adaptive(milliseconds(5));
+    const SyncState s = two_slow_producers(*policy, waiting);
+    const SyncPlan p = policy->plan(s);
+    CHECK(p.reason == SyncReason::kAdaptive);
+    CHECK(p.at == s.last_flush_finished + milliseconds(4));
   }
-  // Just below the threshold it is the disk-bound rule: the hold ends at S.
-  auto policy = make_adaptive(milliseconds(5));
-  SyncState s = two_slow_producers(*policy, 2);
-  s.cpu_busy = 0.8;
-  CHECK(policy->plan(s).at == s.last_flush_finished + milliseconds(4));
 }
 
-TEST_CASE("adaptive: scripted states -- bound by the CPU, stragglers of a large group are not held for") {
-  // Ten waiting and two released pending (a fifth), as 256 threads on 2 CPUs
-  // look: the hold would keep the ten up to the cap for a group a fifth larger. The
-  // disk-bound rule weighs it (pending * S = 8ms against g * d = 21ms) and
-  // flushes at once, bound by the CPU or not.
-  for (const double cpu_busy : {0.95, 0.8}) {
-    CAPTURE(cpu_busy);
-    auto policy = make_adaptive(milliseconds(2));
-    SyncState s = two_slow_producers(*policy, 10);
-    s.cpu_busy = cpu_busy;
+// Scripted states for a busy spell: groups of 50 producers that append 2us
+// apart, each 100us after the 4ms flush before released them: 50 arrivals
+// per 4.1ms (12.2 per ms), R ~ 98us. Returns the state after six flushes.
+SyncState busy_spell(SyncPolicy& policy) {
+  SyncState s;
+  s.sync_requested = true;
+  s.has_unsealed = s.has_unflushed = true;
+  s.waiting_producers = 1;
+  int64_t t = 0;
+  for (int round = 0; round < 6; ++round) {
+    for (int i = 0; i < 50; ++i) policy.after_append({at_us(t + i * 2), at_us(0)});
+    s.now = at_us(t + 100);
+    REQUIRE(policy.plan(s).at <= s.now);  // all of the released are back
+    s.last_flush_started = s.now;
+    s.last_flush_finished = s.now + milliseconds(4);
+    policy.on_flush(milliseconds(4), 50);
+    t += 4100;
+  }
+  return s;
+}
+
+// After busy_spell(), 20 of the 50 released by the last flush are back
+// (g = 20, pending 30), and waiting_producers counts them plus `queued`
+// released producers whose threads or fibers have not run yet.
+SyncState fifty_producers_then(SyncPolicy& policy, size_t queued) {
+  SyncState s = busy_spell(policy);
+  for (int i = 1; i <= 20; ++i)
+    policy.after_append({s.last_flush_finished + microseconds(i), at_us(0)});
+  s.now = s.last_flush_finished + microseconds(20);
+  s.waiting_producers = 20 + queued;
+  return s;
+}
+
+TEST_CASE(
+    "adaptive: scripted states -- producers queued for the CPU: each group is held to the cap") {
+  // With a 5ms cap, the arrival rate brings about 61 producers per cap. 100
+  // released producers not yet run would take longer than that to come back:
+  // bound by the CPU. The group is held until F + cap, beyond S (4ms) and
+  // beyond the released being late (3R ~ 0.3ms), and no arrival ends it.
+  auto policy = make_adaptive(milliseconds(5));
+  SyncState s = fifty_producers_then(*policy, 100);
+  const SyncPlan p = policy->plan(s);
+  CHECK(p.kind == SyncPlan::Kind::kFlush);
+  CHECK(p.reason == SyncReason::kAdaptive);
+  CHECK(p.at == s.last_flush_finished + milliseconds(5));
+  for (int i = 0; i < 200; ++i) {
+    CHECK(policy->after_append({s.now + microseconds(i + 1), s.last_flush_started}) ==
+          ProducerAction::kWaitDurable);
+  }
+  s.now = p.at;
+  s.waiting_producers = 320;
+  const SyncPlan at_cap = policy->plan(s);
+  CHECK(at_cap.at <= s.now);
+  CHECK(at_cap.reason == SyncReason::kAdaptive);
+}
+
+TEST_CASE(
+    "adaptive: scripted states -- few queued for the CPU, or a cap of 0: the disk-bound rule") {
+  SUBCASE("50 queued, fewer than a cap brings, though 70 wait in all") {
+    auto policy = make_adaptive(milliseconds(5));
+    const SyncState s = fifty_producers_then(*policy, 50);
+    // The disk-bound rule: hold for the 30 released, until they are late.
     const SyncPlan p = policy->plan(s);
-    CHECK(p.at <= s.now);
-    CHECK(p.reason == SyncReason::kProducerRequest);
+    CHECK(p.at > s.now);
+    CHECK(p.at < s.last_flush_finished + milliseconds(1));
+    int asked = 0;
+    for (int i = 0; i < 30; ++i) {
+      asked += policy->after_append({s.now + microseconds(i + 1), s.last_flush_started}) ==
+               ProducerAction::kRequestSyncAndWait;
+    }
+    CHECK(asked > 0);
+  }
+  SUBCASE("a cap of 0 never holds") {
+    auto policy = make_adaptive(Duration::zero());
+    const SyncState s = fifty_producers_then(*policy, 1000);
+    CHECK(policy->plan(s).at <= s.now);
   }
 }
 
 TEST_CASE("adaptive: scripted states -- a lone producer after a quiet spell is synced at once") {
   auto policy = make_adaptive();
-  SyncState s;
-  s.sync_requested = true;
-  s.has_unsealed = s.has_unflushed = true;
-  s.waiting_producers = 1;
-  // A busy spell: groups of 50 arriving 2us apart, 4ms syncs.
-  int64_t t = 0;
-  for (int round = 0; round < 6; ++round) {
-    for (int i = 0; i < 50; ++i) policy->after_append({at_us(t + i * 2), at_us(0)});
-    s.now = at_us(t + 100);
-    CHECK(policy->plan(s).at <= s.now);  // all of the released are back: nobody to wait for
-    s.last_flush_started = s.now;
-    s.last_flush_finished = s.now + milliseconds(4);
-    policy->on_flush(milliseconds(4), 50);
-    t += 4100;
-  }
+  SyncState s = busy_spell(*policy);
   // Then one producer, 50ms after the last flush: flush at once.
   policy->after_append({s.last_flush_finished + milliseconds(50), at_us(0)});
   s.now = s.last_flush_finished + milliseconds(50);
