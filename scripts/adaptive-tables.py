@@ -5,12 +5,16 @@
     --producers ... --repeat N --format csv --out adaptive.csv 2> adaptive.log
 
 usage: scripts/adaptive-tables.py adaptive.csv adaptive.log
+       scripts/adaptive-tables.py --pool adaptive.log [adaptive.log ...]
 
 The first table is the bench's rows (the median round by ops/s of each point); the second
 sets adaptive against the best of the others round by round, read from the progress lines
 on stderr ("[round:point/points] engine, T x F, ...: N ops/s, ..., p50 X µs, p99 Y µs").
 The goals are issue 9's: ops/s >= 0.95x the best other, p99 <= 1.1x the lowest other, and
 at one producer p50 <= 1.1x raw's.
+
+With --pool it reads the progress lines of several runs and judges each point on each policy's
+median ops/s and median p99 over all their rounds: steadier than one run's median round.
 """
 import collections
 import csv
@@ -104,7 +108,42 @@ def main(csv_path, log_path):
              if single_p50 else "."))
 
 
+def pool(log_paths):
+    runs = [rounds(path) for path in log_paths]
+    order = list(runs[0])
+    print("| producers | rounds | adaptive ops/s ÷ best other | p99 ÷ lowest other "
+          "| rounds with ops/s ≥ 0.95x | rounds with p99 ≤ 1.1x |")
+    print("|---|---:|---:|---:|---:|---:|")
+    met_ops = met_p99 = 0
+    single_p50 = None
+    for key in order:
+        samples, ops_rounds, p99_rounds = collections.defaultdict(list), [], []
+        for run in runs:
+            d = run[key]
+            for i in d[ADAPTIVE]:
+                for name in d:
+                    samples[name].append(d[name][i])
+                ops_rounds.append(d[ADAPTIVE][i][0] / max(d[o][i][0] for o in OTHERS))
+                p99_rounds.append(d[ADAPTIVE][i][2] / min(d[o][i][2] for o in OTHERS))
+        med = {name: [statistics.median(x[k] for x in v) for k in range(3)] for name, v in samples.items()}
+        ops = med[ADAPTIVE][0] / max(med[o][0] for o in OTHERS)
+        p99 = med[ADAPTIVE][2] / min(med[o][2] for o in OTHERS)
+        met_ops += ops >= 0.95
+        met_p99 += p99 <= 1.1
+        if key == "1":
+            single_p50 = med[ADAPTIVE][1] / med["raw"][1]
+        print(f"| {key} | {len(ops_rounds)} | {ops:.3f}x | {p99:.3f}x "
+              f"| {sum(x >= 0.95 for x in ops_rounds)}/{len(ops_rounds)} "
+              f"| {sum(x <= 1.1 for x in p99_rounds)}/{len(p99_rounds)} |")
+    print(f"\nPooled: ops/s >= 0.95x the best at {met_ops} of {len(order)} points, "
+          f"p99 <= 1.1x the lowest at {met_p99} of {len(order)}"
+          + (f"; one producer's p50 {single_p50:.3f}x raw's." if single_p50 else "."))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) >= 3 and sys.argv[1] == "--pool":
+        pool(sys.argv[2:])
+    elif len(sys.argv) == 3:
+        main(sys.argv[1], sys.argv[2])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1], sys.argv[2])
