@@ -46,7 +46,8 @@ struct SyncState {
   TimePoint last_seal;            // last seal, with or without flush
   Duration last_flush_duration{};
   bool sync_requested = false;    // a producer asked since the last flush started
-  size_t waiting_producers = 0;   // producers waiting for durability now
+  size_t waiting_producers = 0;   // producers waiting for durability now; one a flush
+                                  // released counts until its thread or fiber runs
   bool has_unsealed = false;      // anything appended since the last seal
   bool has_unflushed = false;     // anything sealed or appended since the last flush
 };
