@@ -1,12 +1,16 @@
 // Producers on plain threads wait for the durable watermark on a futex word
 // (DurableWaiters, FutexWord): each wakes once its entry is durable, or with
-// the error of a failed flush, and never sleeps through a wake-up.
+// the error of a failed flush, and never sleeps through a wake-up. Producers
+// on fibers count as waiting until they run.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
+
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/operations.hpp>
 
 #include "commitlog/durable_waiters.h"
 #include "commitlog/futex_word.h"
@@ -63,6 +67,28 @@ TEST_CASE("durable waiters: plain threads wake when their entry is durable, not 
   waiters.advance(DurableWaiters::pack(2, 0), SteadyClock::now());
   for (std::thread& t : threads) t.join();
   CHECK(done.load() == kThreads);
+  CHECK(waiters.waiting() == 0);
+}
+
+TEST_CASE("durable waiters: a fiber a flush released counts as waiting until it runs") {
+  // The adaptive policy reads waiting() beyond the pending group as the
+  // producers queued for the CPU (policies/adaptive_policy.cc).
+  DurableWaiters waiters;
+  int done = 0;
+  std::vector<boost::fibers::fiber> fibers;
+  for (int i = 0; i < 3; ++i) {
+    fibers.emplace_back([&] {
+      CHECK(waiters.wait_durable(DurableWaiters::pack(1, 10)).ok());
+      ++done;
+    });
+  }
+  while (waiters.waiting() < 3) boost::this_fiber::yield();
+  waiters.advance(DurableWaiters::pack(1, 20), SteadyClock::now());
+  CHECK(waiters.durable(DurableWaiters::pack(1, 10)));
+  CHECK(waiters.waiting() == 3);  // released; this thread has not run them yet
+  CHECK(done == 0);
+  for (boost::fibers::fiber& f : fibers) f.join();
+  CHECK(done == 3);
   CHECK(waiters.waiting() == 0);
 }
 
