@@ -65,6 +65,12 @@ def rounds(path):
     return out
 
 
+def round_ratios(d, i):
+    """Round i of one point: adaptive's ops/s over the best other's, its p99 over the lowest other's."""
+    return (d[ADAPTIVE][i][0] / max(d[o][i][0] for o in OTHERS),
+            d[ADAPTIVE][i][2] / min(d[o][i][2] for o in OTHERS))
+
+
 def main(csv_path, log_path):
     by, order = medians(csv_path)
     print("| producers | batch ops/s | group:2ms | group:10ms | adaptive | raw | adaptive ÷ best "
@@ -94,8 +100,7 @@ def main(csv_path, log_path):
     for key in order:
         d = per_round[key]
         ids = sorted(d[ADAPTIVE])
-        ops = [d[ADAPTIVE][i][0] / max(d[o][i][0] for o in OTHERS) for i in ids]
-        p99 = [d[ADAPTIVE][i][2] / min(d[o][i][2] for o in OTHERS) for i in ids]
+        ops, p99 = map(list, zip(*(round_ratios(d, i) for i in ids)))
         p50 = [d[ADAPTIVE][i][1] / d["raw"][i][1] for i in ids]
         if key == "1":
             single_p50 = p50
@@ -123,8 +128,9 @@ def pool(log_paths):
             for i in d[ADAPTIVE]:
                 for name in d:
                     samples[name].append(d[name][i])
-                ops_rounds.append(d[ADAPTIVE][i][0] / max(d[o][i][0] for o in OTHERS))
-                p99_rounds.append(d[ADAPTIVE][i][2] / min(d[o][i][2] for o in OTHERS))
+                ops_ratio, p99_ratio = round_ratios(d, i)
+                ops_rounds.append(ops_ratio)
+                p99_rounds.append(p99_ratio)
         med = {name: [statistics.median(x[k] for x in v) for k in range(3)] for name, v in samples.items()}
         ops = med[ADAPTIVE][0] / max(med[o][0] for o in OTHERS)
         p99 = med[ADAPTIVE][2] / min(med[o][2] for o in OTHERS)
