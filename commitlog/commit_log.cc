@@ -49,6 +49,7 @@ struct CommitLog::Impl {
         compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         allocator(*o.file_system, o.directory, o.segment_size, segment_flags(o), first_id,
                   &compression_buffers),
+        waiters(o.spin_wait),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
             [this](MappedSegment& finished) { lifecycle->on_finished(finished); }) {}
@@ -121,6 +122,11 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
                                     std::to_string(options.direct_write_threshold) +
                                     " must be 0 (off) or at least 4096 bytes");
   }
+  if (options.spin_wait < Duration::zero() || options.spin_wait > kMaxSpinWait) {
+    return Status::invalid_argument("commitlog_ext_spin_wait " +
+                                    std::to_string(options.spin_wait.count()) +
+                                    " ns must be between 0 and 10ms");
+  }
   const uint64_t hard_limit = options.total_space_hard_limit;
   if (hard_limit != 0 && (hard_limit < 2 * options.segment_size || hard_limit < options.total_space)) {
     return Status::invalid_argument("commitlog_ext_total_space_hard_limit " + std::to_string(hard_limit) +
@@ -144,9 +150,9 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
-  impl->sync_thread = std::make_unique<SyncThread>(impl->chain, impl->waiters, *impl->policy,
-                                                   options.commit_failure_policy,
-                                                   options.compression == Compression::kLz4);
+  impl->sync_thread = std::make_unique<SyncThread>(
+      impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
+      options.compression == Compression::kLz4, options.spin_wait);
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 
@@ -305,6 +311,11 @@ MetricsSnapshot CommitLog::metrics() const {
   m.segment_wait_nanos = s.segment_wait_nanos.load();
   m.seal_waits = c.seal_waits.load();
   m.seal_wait_nanos = c.seal_wait_nanos.load();
+  for (const SpinCounters* spins : {&c.idle_spins, &s.waiters.spin_counters()}) {
+    m.spins += spins->spins.load();
+    m.spins_missed += spins->missed.load();
+    m.spin_nanos += spins->nanos.load();
+  }
   m.commit_waits = s.commit_waits.load();
   m.commit_wait_nanos = s.commit_wait_nanos.load();
   m.sync_latency_us = histogram(c.flush_latency_us, SyncCounters::kGroupSizeBuckets, c.flush_nanos.load() / 1000);

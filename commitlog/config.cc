@@ -47,11 +47,14 @@ constexpr KeyName kHardLimit{"commitlog_ext_total_space_hard_limit", ""};
 constexpr KeyName kMaxDelay{"commitlog_ext_total_space_max_delay", ""};
 constexpr KeyName kArchiving{"commitlog_ext_archiving_properties", ""};
 constexpr KeyName kDirectThreshold{"commitlog_ext_direct_write_threshold", ""};
+constexpr KeyName kSpinWait{"commitlog_ext_spin_wait", ""};
 
 constexpr const KeyName* kAllKeys[] = {
-    &kDirectory,  &kSync,        &kSyncPeriod, &kGroupWindow,   &kLagBlock,      &kSegmentSize,
-    &kMaxMutationSize, &kCompression, &kTotalSpace, &kFailurePolicy, &kCompressionBuffers, &kMarkerInterval, &kLatencyCap,
-    &kHardLimit, &kMaxDelay, &kArchiving, &kDirectThreshold,
+    &kDirectory,       &kSync,          &kSyncPeriod,         &kGroupWindow,
+    &kLagBlock,        &kSegmentSize,   &kMaxMutationSize,    &kCompression,
+    &kTotalSpace,      &kFailurePolicy, &kCompressionBuffers, &kMarkerInterval,
+    &kLatencyCap,      &kHardLimit,     &kMaxDelay,           &kArchiving,
+    &kDirectThreshold, &kSpinWait,
 };
 
 // An unknown key with one of these prefixes belongs to the commit log and is
@@ -424,6 +427,11 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
       e && o.direct_write_threshold != 0 && o.direct_write_threshold < kMinDirectWriteThreshold) {
     return l.bad(*e, "must be 0B (off) or at least 4KiB");
   }
+  CL_RETURN_IF_ERROR(read_duration(l, kSpinWait, any_unit, &o.spin_wait));
+  if (const Entry* e = l.entry(kSpinWait);
+      e && (o.spin_wait < Duration::zero() || o.spin_wait > kMaxSpinWait)) {
+    return l.bad(*e, "must be between 0ms (never spin) and 10ms");
+  }
 
   // The policy checks its own name and requirements (a group window > 0, ...).
   Result<std::unique_ptr<SyncPolicy>> policy = PolicyRegistry::global().create(o.sync_policy, p);
@@ -447,6 +455,8 @@ Result<LoadedConfig> load(const YAML::Node& root, const std::string& file) {
   l.record(kArchiving, o.archiving_properties.empty() ? "(none)" : o.archiving_properties);
   l.record(kDirectThreshold,
            o.direct_write_threshold == 0 ? "0B (off)" : cv::format_size(o.direct_write_threshold));
+  l.record(kSpinWait,
+           o.spin_wait == Duration::zero() ? "0ms (never)" : cv::format_duration(o.spin_wait));
   out.settings = l.take_settings();
   out.warnings = l.take_warnings();
   return out;

@@ -34,13 +34,31 @@ void DurableWaiters::wait(Predicate ready) {
 // nobody, on a lone producer's critical path; 256 woken threads would queue
 // on it. The word is read before the check and every wake-up raises it after
 // changing what the check reads, so the wait cannot sleep through one.
+//
+// A lone waiter whose flushes carry only its own mutation spins first: it and
+// the sync thread hand every flush back and forth, and on this project's VM a
+// futex wake-up of a sleeping thread takes about 17 µs against a ~95 µs
+// fdatasync. It spins only while its waits are shorter than the limit (so not
+// under a group window), and only alone and for one-mutation flushes: with
+// more producers the CPU it would burn is the others', and measured in
+// commitlog-kv with 16 clients, a worker spinning through flushes of several
+// mutations cost 15-20% of the throughput.
 template <typename Predicate>
 void DurableWaiters::wait_on_thread(Predicate ready) {
-  while (true) {
-    const uint32_t seen = thread_wakes_.load();
-    if (ready()) return;
-    thread_wakes_.wait(seen);
+  const bool lone = spin_limit_ > Duration::zero() && waiting_.load() == 1 &&
+                    lone_flush_.load(std::memory_order_relaxed);
+  const TimePoint start = lone ? SteadyClock::now() : TimePoint{};
+  const bool spin =
+      lone && Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_;
+  if (!spin || !spin_until(ready, spin_limit_, spins_)) {
+    while (true) {
+      const uint32_t seen = thread_wakes_.load();
+      if (ready()) break;
+      thread_wakes_.wait(seen);
+    }
   }
+  if (lone)
+    last_lone_wait_ns_.store((SteadyClock::now() - start).count(), std::memory_order_relaxed);
 }
 
 // With every fiber on one condition variable, each flush woke hundreds of

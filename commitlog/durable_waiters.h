@@ -10,6 +10,12 @@
 // The fibers' groups and the failure state share one mutex; a plain thread's
 // wait takes it only to read a failure.
 //
+// A lone thread waiter spins before it sleeps (see `spin_limit`), when the
+// last flush carried one mutation and its own last wait was shorter than the
+// limit: a producer and the sync thread handing each flush back and forth,
+// where the futex wake-up is a fifth of the wait (docs/benchmarks.md,
+// "Spinning instead of sleeping").
+//
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of
 // segments from before the process started are always durable.
@@ -38,6 +44,10 @@ class DurableWaiters {
   static constexpr unsigned kOffsetBits = 40;
   static uint64_t pack(uint64_t ordinal, uint64_t offset) { return (ordinal << kOffsetBits) | offset; }
 
+  // `spin_limit`: the longest a lone thread waiter spins before it sleeps
+  // (Options::spin_wait); zero: never.
+  explicit DurableWaiters(Duration spin_limit = Duration::zero()) : spin_limit_(spin_limit) {}
+
   // True when the entry at `packed` is durable.
   bool durable(uint64_t packed) const { return packed < durable_.load(std::memory_order_acquire); }
   uint64_t durable_packed() const { return durable_.load(std::memory_order_acquire); }
@@ -51,7 +61,11 @@ class DurableWaiters {
   // Blocks until a flush that started after `since` has completed.
   Status wait_flush_started_after(TimePoint since);
   size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
+  // The lone waiter's spins (see above).
+  const SpinCounters& spin_counters() const { return spins_; }
 
+  // Sync thread, before advance(): the flush made `entries` mutations durable.
+  void note_flush(uint64_t entries) { lone_flush_.store(entries <= 1, std::memory_order_relaxed); }
   // Sync thread: everything below `packed` is durable, flushed by a flush
   // that started at `flush_started`. Wakes the waiters.
   void advance(uint64_t packed, TimePoint flush_started);
@@ -84,6 +98,10 @@ class DurableWaiters {
   template <typename Predicate>
   void wait_in_group(std::unique_lock<std::mutex>& lock, Predicate ready);
 
+  const Duration spin_limit_;
+  std::atomic<bool> lone_flush_{false};        // the last flush carried at most one mutation
+  std::atomic<int64_t> last_lone_wait_ns_{0};  // a lone thread waiter's last wait
+  SpinCounters spins_;
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};
   std::atomic<size_t> waiting_{0};

@@ -1,12 +1,14 @@
 // A 32-bit word that threads can sleep on until it changes: the Linux futex,
-// with no spinning first (unlike std::atomic::wait in libstdc++ 12, whose
-// sched_yield() rounds cost a lone producer 20 µs per flush on this project's
-// machine, docs/benchmarks.md).
+// with no spinning or yielding first (unlike std::atomic::wait in libstdc++
+// 12, whose sched_yield() rounds cost a lone producer 20 µs per flush on this
+// project's machine, docs/benchmarks.md). A caller that knows a short wait is
+// coming spins itself first, bounded, with spin_until().
 //
 // Thread-safety: every member is thread-safe.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 namespace commitlog {
@@ -30,5 +32,42 @@ class FutexWord {
  private:
   std::atomic<uint32_t> word_{0};
 };
+
+// The CPU's hint that the caller is spinning (x86 pause, Arm yield).
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// What spin_until() did: spins, those that ended without what they waited
+// for (the caller then sleeps), and the time spent spinning.
+struct SpinCounters {
+  std::atomic<uint64_t> spins{0};
+  std::atomic<uint64_t> missed{0};
+  std::atomic<uint64_t> nanos{0};
+};
+
+// Calls done() until it returns true or `limit` has passed, reading the clock
+// every 64 calls; returns done()'s last answer. For a wait that is about to
+// sleep on a FutexWord when the wake-up would cost more than the wait.
+template <typename Done>
+bool spin_until(Done done, std::chrono::nanoseconds limit, SpinCounters& counters) {
+  const auto start = std::chrono::steady_clock::now();
+  bool ready = false;
+  while (!ready) {
+    for (int i = 0; i < 64 && !(ready = done()); ++i) spin_pause();
+    if (!ready && std::chrono::steady_clock::now() - start >= limit) break;
+  }
+  ready = ready || done();
+  counters.spins.fetch_add(1, std::memory_order_relaxed);
+  if (!ready) counters.missed.fetch_add(1, std::memory_order_relaxed);
+  counters.nanos.fetch_add(
+      static_cast<uint64_t>((std::chrono::steady_clock::now() - start).count()),
+      std::memory_order_relaxed);
+  return ready;
+}
 
 }  // namespace commitlog

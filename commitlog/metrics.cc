@@ -82,6 +82,9 @@ std::string to_json(const MetricsSnapshot& m) {
       {"commit_wait_nanos", m.commit_wait_nanos},
       {"seal_waits", m.seal_waits},
       {"seal_wait_nanos", m.seal_wait_nanos},
+      {"spins", m.spins},
+      {"spins_missed", m.spins_missed},
+      {"spin_nanos", m.spin_nanos},
       {"sync_latency_us", histogram_json(m.sync_latency_us)},
       {"mutations_per_sync", histogram_json(m.mutations_per_sync)},
       {"syncs_by_reason", by_reason},
@@ -120,6 +123,12 @@ std::string to_prometheus(const MetricsSnapshot& m) {
            m.seal_waits);
   e.single("seal_wait_seconds_total", "counter", "Time seals spent waiting for such entries.",
            seconds(m.seal_wait_nanos));
+  e.single("spins_total", "counter",
+           "Waits (a lone producer's, the sync thread's idle ones) that spun before sleeping.",
+           m.spins);
+  e.single("spins_missed_total", "counter", "Spins that ended in a sleep after all.",
+           m.spins_missed);
+  e.single("spin_seconds_total", "counter", "CPU time spent spinning.", seconds(m.spin_nanos));
   e.histogram("sync_latency_microseconds", "Duration of each flush (msync/fdatasync round).", m.sync_latency_us);
   e.histogram("mutations_per_sync", "Mutations each flush made durable.", m.mutations_per_sync);
   e.family("syncs_total", "counter", "Flushes, by what triggered them.");

@@ -42,6 +42,10 @@ struct MetricsSnapshot {
   uint64_t seal_waits = 0;                   // seals that waited for a producer still
                                              // writing its entry (preempted mid-copy)
   uint64_t seal_wait_nanos = 0;              // ... and how long
+  uint64_t spins = 0;                        // waits that spun before sleeping
+                                             // (Options::spin_wait)
+  uint64_t spins_missed = 0;                 // ... and slept after all
+  uint64_t spin_nanos = 0;                   // CPU time spent spinning
   Log2Histogram sync_latency_us;             // per flush (msync/fdatasync round)
   Log2Histogram mutations_per_sync;          // mutations each flush made durable
   std::array<uint64_t, kSyncReasons> syncs_by_reason{};  // flushes, by SyncReason

@@ -16,6 +16,10 @@ namespace commitlog {
 
 enum class Compression { kNone, kLz4 };
 
+// The longest Options::spin_wait: a spin that long is no longer a wait for a
+// hand-off.
+inline constexpr Duration kMaxSpinWait = std::chrono::milliseconds(10);
+
 // The smallest non-zero direct_write_threshold: below a page a copy always
 // costs less than the direct route's system call or LZ4 call and allocation.
 inline constexpr uint64_t kMinDirectWriteThreshold = 4096;
@@ -68,6 +72,12 @@ struct Options {
   // commitlog/archiver.h); empty: no archiving.
   std::string archiving_properties;
   CommitFailurePolicy commit_failure_policy = CommitFailurePolicy::kStop;
+  // The longest a waiting thread spins before it sleeps on a futex
+  // (commitlog_ext_spin_wait; 0: never). Only a lone producer whose flushes
+  // carry one mutation, and the sync thread handing them back, spin, and only
+  // while their waits stay within it: there a futex wake-up costs a fifth of
+  // a fast disk's fdatasync. Costs up to this much CPU per flush; at most 10ms.
+  Duration spin_wait = std::chrono::microseconds(200);
 
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.

@@ -24,8 +24,13 @@ void average_in(Duration& average, Duration sample) {
 }  // namespace
 
 SyncThread::SyncThread(SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
-                       CommitFailurePolicy failure_policy, bool overlap_commits)
-    : chain_(chain), waiters_(waiters), policy_(policy), failure_policy_(failure_policy) {
+                       CommitFailurePolicy failure_policy, bool overlap_commits,
+                       Duration spin_limit)
+    : chain_(chain),
+      waiters_(waiters),
+      policy_(policy),
+      failure_policy_(failure_policy),
+      spin_limit_(spin_limit) {
   const TimePoint now = SteadyClock::now();
   last_flush_started_ = last_flush_finished_ = last_seal_ = last_commit_finished_ = now;
   waiters_.advance(0, now);
@@ -49,17 +54,49 @@ SyncThread::~SyncThread() { stop(); }
 // the condition variable would, on waking, re-take mu_ marked contended, and
 // glibc then makes one more futex call to unlock it -- on the critical path
 // of a lone producer's every flush (strace, docs/benchmarks.md).
+//
+// A spinning idle sleep watches sleep_ itself: moving it to kAwake is the
+// whole wake-up. If the thread gave up spinning first (kIdle now), the
+// wake-up is the futex's.
 void SyncThread::wake(Sleep at_least) {
-  const Sleep sleep = static_cast<Sleep>(sleep_.load());
-  if (sleep < at_least) return;
-  if (sleep == Sleep::kIdle) {
-    // Failing, it is awake already, or woke and will read the flags again
-    // after its next sleep_ store.
-    if (sleep_.compare_exchange(word(Sleep::kIdle), word(Sleep::kAwake))) sleep_.wake_one();
+  while (true) {
+    const Sleep sleep = static_cast<Sleep>(sleep_.load());
+    if (sleep < at_least) return;
+    if (sleep == Sleep::kSpinningIdle) {
+      if (sleep_.compare_exchange(word(Sleep::kSpinningIdle), word(Sleep::kAwake))) return;
+      continue;
+    }
+    if (sleep == Sleep::kIdle) {
+      // Failing, it is awake already, or woke and will read the flags again
+      // after its next sleep_ store.
+      if (sleep_.compare_exchange(word(Sleep::kIdle), word(Sleep::kAwake))) sleep_.wake_one();
+      return;
+    }
+    std::lock_guard lock(mu_);
+    cv_.notify_one();
     return;
   }
-  std::lock_guard lock(mu_);
-  cv_.notify_one();
+}
+
+// The other half of DurableWaiters' lone-waiter spin: after a flush of one
+// mutation, a lone producer's next request comes a reply and a round trip
+// later (about 40 µs in commitlog-kv with one client), and waking a sleeping
+// thread costs it about 17 µs on this project's VM. The thread spins only
+// while that gap stayed within the limit: a slow client or an idle log sends
+// it straight to sleep, as does a flush of several mutations, where the CPU
+// is the producers' (docs/benchmarks.md, "Spinning instead of sleeping").
+bool SyncThread::idle_spin_pays() const {
+  return spin_limit_ > Duration::zero() && last_flush_entries_ <= 1 && idle_gap_ <= spin_limit_;
+}
+
+void SyncThread::sleep_idle() {
+  if (sleep_.load() == word(Sleep::kSpinningIdle)) {
+    spin_until([this] { return sleep_.load() != word(Sleep::kSpinningIdle); }, spin_limit_,
+               counters_.idle_spins);
+    sleep_.compare_exchange(word(Sleep::kSpinningIdle), word(Sleep::kIdle));
+  }
+  while (sleep_.load() == word(Sleep::kIdle)) sleep_.wait(word(Sleep::kIdle));
+  idle_gap_ = SteadyClock::now() - last_flush_finished_;
 }
 
 void SyncThread::request_sync() {
@@ -160,14 +197,15 @@ void SyncThread::run() {
     // point covers whatever producers ask for meanwhile: only the end of the
     // commit in flight moves it.
     const bool idle = plan.kind == SyncPlan::Kind::kIdle || dead_;
-    sleep_.store(word(pending_ ? Sleep::kUntilCommit : idle ? Sleep::kIdle : Sleep::kUntilPlan));
+    const Sleep idle_sleep = !dead_ && idle_spin_pays() ? Sleep::kSpinningIdle : Sleep::kIdle;
+    sleep_.store(word(pending_ ? Sleep::kUntilCommit : idle ? idle_sleep : Sleep::kUntilPlan));
     const bool poked = pending_ ? commit_done_.exchange(false)
                                 : poked_.exchange(false) || switch_pending_.load() ||
                                       explicit_requested_.load() || commit_done_.exchange(false);
     if (!poked && !stopping_) {
       if (idle) {
         lock.unlock();
-        while (sleep_.load() == word(Sleep::kIdle)) sleep_.wait(word(Sleep::kIdle));
+        sleep_idle();
         lock.lock();
       } else {
         cv_.wait_until(lock, at);
@@ -240,6 +278,7 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
   last_flush_finished_ = finished;
   last_flush_started_ = started;
   last_flush_duration_ = duration;
+  last_flush_entries_ = entries;
   chain_.retire_finished();
   // Counted before the waiters wake, so a woken producer sees its flush counted.
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);
@@ -254,6 +293,7 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
   counters_.flush_latency_us[SyncCounters::group_size_bucket(static_cast<uint64_t>(flush_us))].fetch_add(
       1, std::memory_order_relaxed);
   policy_.on_flush(last_flush_duration_, entries);
+  waiters_.note_flush(entries);
   waiters_.advance(durable, started);
 }
 

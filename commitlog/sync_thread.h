@@ -57,6 +57,7 @@ struct SyncCounters {
   std::atomic<uint64_t> by_reason[8]{};      // flushes per SyncReason
   std::atomic<uint64_t> seal_waits{0};       // seals that waited for a producer's entry
   std::atomic<uint64_t> seal_wait_nanos{0};  // ... and how long
+  SpinCounters idle_spins;                   // idle sleeps that spun first
   // Flushes by group size (mutations they made durable): bucket 0 counts
   // empty flushes, bucket b >= 1 groups of [2^(b-1), 2^b) mutations, the last
   // bucket everything larger.
@@ -72,8 +73,11 @@ struct SyncCounters {
 class SyncThread {
  public:
   // `overlap_commits`: run commits on a CommitThread (compressed segments).
+  // `spin_limit`: the longest the thread spins before an idle sleep, after a
+  // one-mutation flush while producers came back within it (Options::spin_wait).
   SyncThread(SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
-             CommitFailurePolicy failure_policy, bool overlap_commits = false);
+             CommitFailurePolicy failure_policy, bool overlap_commits = false,
+             Duration spin_limit = Duration::zero());
   ~SyncThread();  // stop()
 
   // A producer wants a flush soon (batch, adaptive): wakes the thread from a
@@ -127,13 +131,17 @@ class SyncThread {
   // How deeply the thread sleeps: who may wake it. Ordered, deepest last.
   enum class Sleep : uint32_t {
     kAwake,
-    kUntilCommit,  // a due flush waits for its stage point: the commit's end wakes it
-    kUntilPlan,    // until the plan's time: requests, switches and commits wake it
-    kIdle,         // no plan: a new waiter wakes it too
+    kUntilCommit,   // a due flush waits for its stage point: the commit's end wakes it
+    kUntilPlan,     // until the plan's time: requests, switches and commits wake it
+    kIdle,          // no plan: a new waiter wakes it too
+    kSpinningIdle,  // kIdle, spinning before its futex wait: woken without a system call
   };
   static constexpr uint32_t word(Sleep sleep) { return static_cast<uint32_t>(sleep); }
   // Wakes the thread if it sleeps at least this deeply.
   void wake(Sleep at_least);
+  // The idle sleep, spinning first if sleep_ says kSpinningIdle.
+  void sleep_idle();
+  bool idle_spin_pays() const;
 
   SegmentChain& chain_;
   DurableWaiters& waiters_;
@@ -149,6 +157,9 @@ class SyncThread {
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
   Duration last_flush_duration_{};
+  const Duration spin_limit_;
+  uint64_t last_flush_entries_ = 0;
+  Duration idle_gap_{};  // from the last flush's end to the end of the last idle sleep
   bool dead_ = false;  // stopped by a failure
   std::optional<Flush> in_flight_;   // committing on committer_
   std::optional<SyncPlan> pending_;  // due, waiting for stage_point()

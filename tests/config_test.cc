@@ -176,26 +176,34 @@ TEST_CASE("config: every key in its new and its old style") {
       {"commitlog_sync: batch", "commitlog_sync", "batch"},
       {"commitlog_sync_period: 2s", "commitlog_sync_period", "2000ms"},
       {"commitlog_sync_period_in_ms: 2000", "commitlog_sync_period", "2000ms"},
-      {"commitlog_sync: group\ncommitlog_sync_group_window: 15ms", "commitlog_sync_group_window", "15ms", 2},
-      {"commitlog_sync: group\ncommitlog_sync_group_window_in_ms: 15", "commitlog_sync_group_window", "15ms", 2},
-      {"commitlog_sync: group\ncommitlog_sync_group_window_in_ms: 0.5", "commitlog_sync_group_window", "500us", 2},
+      {"commitlog_sync: group\ncommitlog_sync_group_window: 15ms", "commitlog_sync_group_window",
+       "15ms", 2},
+      {"commitlog_sync: group\ncommitlog_sync_group_window_in_ms: 15",
+       "commitlog_sync_group_window", "15ms", 2},
+      {"commitlog_sync: group\ncommitlog_sync_group_window_in_ms: 0.5",
+       "commitlog_sync_group_window", "500us", 2},
       {"periodic_commitlog_sync_lag_block: 1m", "periodic_commitlog_sync_lag_block", "60000ms"},
-      {"periodic_commitlog_sync_lag_block_in_ms: 60000", "periodic_commitlog_sync_lag_block", "60000ms"},
+      {"periodic_commitlog_sync_lag_block_in_ms: 60000", "periodic_commitlog_sync_lag_block",
+       "60000ms"},
       {"commitlog_segment_size: 1GiB", "commitlog_segment_size", "1024MiB"},
       {"commitlog_segment_size_in_mb: 64", "commitlog_segment_size", "64MiB"},
       {"max_mutation_size: 512KiB", "max_mutation_size", "512KiB"},
       {"max_mutation_size_in_kb: 2048", "max_mutation_size", "2MiB"},
       {"commitlog_total_space: 8192MiB", "commitlog_total_space", "8192MiB"},
       {"commitlog_total_space_in_mb: 8192", "commitlog_total_space", "8192MiB"},
-      {"commitlog_compression:\n  class_name: LZ4Compressor", "commitlog_compression", "LZ4Compressor"},
-      {"commitlog_compression:\n  - class_name: LZ4\n    parameters:\n        -", "commitlog_compression",
+      {"commitlog_compression:\n  class_name: LZ4Compressor", "commitlog_compression",
        "LZ4Compressor"},
+      {"commitlog_compression:\n  - class_name: LZ4\n    parameters:\n        -",
+       "commitlog_compression", "LZ4Compressor"},
       {"commit_failure_policy: stop_commit", "commit_failure_policy", "stop_commit"},
       {"commit_failure_policy: die", "commit_failure_policy", "die"},
       {"commit_failure_policy: ignore", "commit_failure_policy", "ignore"},
       {"commitlog_ext_marker_interval: 250us", "commitlog_ext_marker_interval", "250us"},
-      {"commitlog_ext_adaptive_latency_cap: 1500\xc2\xb5s", "commitlog_ext_adaptive_latency_cap", "1500us"},
+      {"commitlog_ext_adaptive_latency_cap: 1500\xc2\xb5s", "commitlog_ext_adaptive_latency_cap",
+       "1500us"},
       {"commitlog_ext_adaptive_latency_cap: 1h", "commitlog_ext_adaptive_latency_cap", "3600000ms"},
+      {"commitlog_ext_spin_wait: 50us", "commitlog_ext_spin_wait", "50us"},
+      {"commitlog_ext_spin_wait: 0ms", "commitlog_ext_spin_wait", "0ms (never)"},
   };
   for (const Case& c : cases) {
     INFO(c.yaml);
@@ -219,6 +227,11 @@ TEST_CASE("config: every key in its new and its old style") {
              "whole number");
   load_error("commitlog_max_compression_buffers_in_pool: lots", 1, "commitlog_max_compression_buffers_in_pool",
              "lots", "whole number");
+  CHECK(load_ok("commitlog_ext_spin_wait: 1ms").options.spin_wait == milliseconds(1));
+  CHECK(load_ok("commitlog_ext_spin_wait: 0ms").options.spin_wait == Duration::zero());
+  load_error("commitlog_ext_spin_wait: 11ms", 1, "commitlog_ext_spin_wait", "11ms",
+             "between 0ms (never spin) and 10ms");
+  load_error("commitlog_ext_spin_wait: -1us", 1, "commitlog_ext_spin_wait", "-1us", "is negative");
 }
 
 TEST_CASE("config: duration and size syntax") {
@@ -399,10 +412,11 @@ TEST_CASE("config: effective settings say where each value came from") {
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 17);
+  REQUIRE(c.settings.size() == 18);
   CHECK(c.settings.front().key == "commitlog_directory");
-  CHECK(c.settings.back().key == "commitlog_ext_direct_write_threshold");
-  CHECK(c.settings.back().value == "1MiB");
+  CHECK(setting(c, "commitlog_ext_direct_write_threshold").value == "1MiB");
+  CHECK(c.settings.back().key == "commitlog_ext_spin_wait");
+  CHECK(c.settings.back().value == "200us");
   const ConfigValue& period = setting(c, "commitlog_sync_period");
   CHECK(period.source == ConfigSource::kFile);
   CHECK(period.line == 2);

@@ -309,6 +309,7 @@ TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::s
   const auto fields = info(c, "commitlog");
   CHECK(fields.count("commitlog_flushes") == 1);
   CHECK(fields.count("commitlog_seal_waits") == 1);
+  CHECK(fields.count("commitlog_spins") == 1);
   CHECK(fields.at("commitlog_sync") == "batch");
   CHECK(std::stoll(fields.at("commitlog_flushed_mutations")) >= 7);
   CHECK(c.command({"INFO"}).text.find("# Keyspace\r\ndb0:keys=4") != std::string::npos);

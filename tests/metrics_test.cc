@@ -46,10 +46,12 @@ TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name ev
   CHECK(m.syncs_by_reason[static_cast<size_t>(SyncReason::kSegmentSwitch)] > 0);
 
   const auto json = nlohmann::json::parse(to_json(m));
-  for (const char* key : {"mutations_completed", "producers_waiting", "producers_waiting_for_space", "total_log_bytes",
-                          "segment_wait_nanos", "commit_wait_nanos", "seal_waits", "seal_wait_nanos", "sync_latency_us", "mutations_per_sync",
-                          "syncs_by_reason", "oversized_mutations", "space_timeouts", "segments_deleted",
-                          "archive_failures", "flush_requests"}) {
+  for (const char* key :
+       {"mutations_completed", "producers_waiting", "producers_waiting_for_space",
+        "total_log_bytes", "segment_wait_nanos", "commit_wait_nanos", "seal_waits",
+        "seal_wait_nanos", "spins", "spins_missed", "spin_nanos", "sync_latency_us",
+        "mutations_per_sync", "syncs_by_reason", "oversized_mutations", "space_timeouts",
+        "segments_deleted", "archive_failures", "flush_requests"}) {
     CAPTURE(key);
     CHECK(json.contains(key));
   }
@@ -69,6 +71,9 @@ TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name ev
                            "# TYPE commitlog_commit_wait_seconds_total counter\n",
                            "# TYPE commitlog_seal_waits_total counter\n",
                            "# TYPE commitlog_seal_wait_seconds_total counter\n",
+                           "# TYPE commitlog_spins_total counter\n",
+                           "# TYPE commitlog_spins_missed_total counter\n",
+                           "# TYPE commitlog_spin_seconds_total counter\n",
                            "# TYPE commitlog_sync_latency_microseconds histogram\n",
                            "commitlog_sync_latency_microseconds_bucket{le=\"0\"} ",
                            "commitlog_sync_latency_microseconds_bucket{le=\"1023\"} ",

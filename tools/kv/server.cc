@@ -424,6 +424,9 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("commitlog_seal_waits", m.seal_waits);
     line("commitlog_seal_wait_ms",
          fmt::format("{:.1f}", static_cast<double>(m.seal_wait_nanos) / 1e6));
+    line("commitlog_spins", m.spins);
+    line("commitlog_spins_missed", m.spins_missed);
+    line("commitlog_spin_ms", fmt::format("{:.1f}", static_cast<double>(m.spin_nanos) / 1e6));
     line("commitlog_durable_position", s.durable.to_string());
     out += "\r\n";
   }

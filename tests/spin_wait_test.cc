@@ -1,0 +1,113 @@
+// Spinning before sleeping (Options::spin_wait): only a lone producer whose
+// flushes carry its own mutation, and the sync thread handing them back, spin,
+// and only while their waits stay within the limit; a zero limit never spins.
+// Spins are counted, so these tests see whether a wait spun, not how fast it was.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "commitlog/commit_log.h"
+#include "commitlog/durable_waiters.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One thread waits for `packed`; it is released `after` it counts as waiting.
+void lone_wait(DurableWaiters& waiters, uint64_t packed, Duration after = Duration::zero()) {
+  std::thread waiter([&] { CHECK(waiters.wait_durable(packed).ok()); });
+  while (waiters.waiting() < 1) std::this_thread::yield();
+  std::this_thread::sleep_for(after);
+  waiters.advance(packed + 1, SteadyClock::now());
+  waiter.join();
+}
+
+uint64_t spins(const DurableWaiters& waiters) { return waiters.spin_counters().spins.load(); }
+
+TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its waits are short") {
+  DurableWaiters waiters(5ms);
+  lone_wait(waiters, 10);  // no flush noted yet
+  CHECK(spins(waiters) == 0);
+  waiters.note_flush(1);
+  lone_wait(waiters, 20);
+  CHECK(spins(waiters) == 1);
+  waiters.note_flush(3);  // flushes of several mutations: the CPU is the others'
+  lone_wait(waiters, 30);
+  CHECK(spins(waiters) == 1);
+
+  waiters.note_flush(1);
+  lone_wait(waiters, 40, 50ms);  // spins, misses, sleeps: a wait longer than the limit
+  CHECK(spins(waiters) == 2);
+  CHECK(waiters.spin_counters().missed.load() == 1);
+  lone_wait(waiters, 50);  // so this one sleeps at once
+  CHECK(spins(waiters) == 2);
+  lone_wait(waiters, 60);  // and after a short wait it spins again
+  CHECK(spins(waiters) == 3);
+}
+
+TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins") {
+  DurableWaiters waiters(5ms);
+  std::thread first([&] { CHECK(waiters.wait_durable(10).ok()); });  // no flush noted: sleeps
+  while (waiters.waiting() < 1) std::this_thread::yield();
+  std::this_thread::sleep_for(50ms);  // past its decision not to spin
+  waiters.note_flush(1);
+  std::thread second([&] { CHECK(waiters.wait_durable(20).ok()); });
+  while (waiters.waiting() < 2) std::this_thread::yield();
+  waiters.advance(21, SteadyClock::now());
+  first.join();
+  second.join();
+  CHECK(spins(waiters) == 0);
+
+  DurableWaiters never;
+  never.note_flush(1);
+  lone_wait(never, 10);
+  lone_wait(never, 20);
+  CHECK(spins(never) == 0);
+}
+
+// A lone producer on batch: both sides of each hand-off spin. 10ms is far
+// above any flush and any gap between two appends here, so every round after
+// the first two qualifies on both sides, sanitizers or not.
+MetricsSnapshot lone_producer_metrics(Duration spin_wait) {
+  testing::TempDir dir;
+  Options options;
+  options.directory = dir.path();
+  options.sync_policy = "batch";
+  options.spin_wait = spin_wait;
+  auto log = CommitLog::open(options);
+  REQUIRE(log.ok());
+  for (int i = 0; i < 100; ++i) REQUIRE((*log)->append(1, std::string(100, 'x')).ok());
+  return (*log)->metrics();
+}
+
+TEST_CASE(
+    "spin wait: a lone producer and the sync thread spin instead of sleeping, unless turned off") {
+  const MetricsSnapshot spun = lone_producer_metrics(10ms);
+  CHECK(spun.mutations_completed == 100);
+  CHECK(spun.spins >= 150);  // about 98 by the producer, 98 by the sync thread
+  CHECK(spun.spins_missed <= 2);
+  CHECK(spun.spin_nanos > 0);
+  const MetricsSnapshot slept = lone_producer_metrics(Duration::zero());
+  CHECK(slept.mutations_completed == 100);
+  CHECK(slept.spins == 0);
+  CHECK(slept.spin_nanos == 0);
+}
+
+TEST_CASE("spin wait: the log refuses a limit below 0 or above 10ms") {
+  testing::TempDir dir;
+  Options options;
+  options.directory = dir.path();
+  options.spin_wait = 11ms;
+  auto refused = CommitLog::open(options);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("commitlog_ext_spin_wait") != std::string::npos);
+  options.spin_wait = -1us;
+  CHECK_FALSE(CommitLog::open(options).ok());
+}
+
+}  // namespace
+}  // namespace commitlog
