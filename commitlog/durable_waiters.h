@@ -63,6 +63,8 @@ class DurableWaiters {
   size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
   // The lone waiter's spins (see above).
   const SpinCounters& spin_counters() const { return spins_; }
+  // True while a thread waiter spins: the sync thread may then spin too.
+  bool waiter_spinning() const { return spinning_.load(std::memory_order_relaxed); }
 
   // Sync thread, before advance(): the flush made `entries` mutations durable.
   void note_flush(uint64_t entries) { lone_flush_.store(entries <= 1, std::memory_order_relaxed); }
@@ -102,6 +104,7 @@ class DurableWaiters {
   std::atomic<bool> lone_flush_{false};        // the last flush carried at most one mutation
   std::atomic<int64_t> last_lone_wait_ns_{0};  // a lone thread waiter's last wait
   SpinCounters spins_;
+  std::atomic<bool> spinning_{false};
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};
   std::atomic<size_t> waiting_{0};

@@ -82,11 +82,13 @@ void SyncThread::wake(Sleep at_least) {
 // mutation, a lone producer's next request comes a reply and a round trip
 // later (about 40 µs in commitlog-kv with one client), and waking a sleeping
 // thread costs it about 17 µs on this project's VM. The thread spins only
-// while that gap stayed within the limit: a slow client or an idle log sends
-// it straight to sleep, as does a flush of several mutations, where the CPU
-// is the producers' (docs/benchmarks.md, "Spinning instead of sleeping").
+// after a flush whose waiter was spinning, so runs on a CPU of its own: a
+// sleeping waiter is woken onto the CPU of the thread that woke it, which
+// would then spin in its way (tried and measured: docs/benchmarks.md, "Where
+// a lone producer's time goes"). And only while that gap stayed within the
+// limit: a slow client or an idle log sends it straight to sleep.
 bool SyncThread::idle_spin_pays() const {
-  return spin_limit_ > Duration::zero() && last_flush_entries_ <= 1 && idle_gap_ <= spin_limit_;
+  return spin_limit_ > Duration::zero() && released_spinner_ && idle_gap_ <= spin_limit_;
 }
 
 void SyncThread::sleep_idle() {
@@ -278,7 +280,6 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
   last_flush_finished_ = finished;
   last_flush_started_ = started;
   last_flush_duration_ = duration;
-  last_flush_entries_ = entries;
   chain_.retire_finished();
   // Counted before the waiters wake, so a woken producer sees its flush counted.
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);
@@ -294,6 +295,7 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
       1, std::memory_order_relaxed);
   policy_.on_flush(last_flush_duration_, entries);
   waiters_.note_flush(entries);
+  released_spinner_ = waiters_.waiter_spinning();
   waiters_.advance(durable, started);
 }
 

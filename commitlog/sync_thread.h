@@ -74,7 +74,8 @@ class SyncThread {
  public:
   // `overlap_commits`: run commits on a CommitThread (compressed segments).
   // `spin_limit`: the longest the thread spins before an idle sleep, after a
-  // one-mutation flush while producers came back within it (Options::spin_wait).
+  // flush whose waiter spun for it, while producers came back within the
+  // limit (Options::spin_wait).
   SyncThread(SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
              CommitFailurePolicy failure_policy, bool overlap_commits = false,
              Duration spin_limit = Duration::zero());
@@ -158,7 +159,7 @@ class SyncThread {
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
   Duration last_flush_duration_{};
   const Duration spin_limit_;
-  uint64_t last_flush_entries_ = 0;
+  bool released_spinner_ = false;  // the last flush's waiter was spinning for it
   Duration idle_gap_{};  // from the last flush's end to the end of the last idle sleep
   bool dead_ = false;  // stopped by a failure
   std::optional<Flush> in_flight_;   // committing on committer_

@@ -69,6 +69,18 @@ TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins")
   CHECK(spins(never) == 0);
 }
 
+TEST_CASE("spin wait: a spinning waiter says so, so that the sync thread may spin too") {
+  DurableWaiters waiters(1s);  // no spin here ends by itself
+  waiters.note_flush(1);
+  CHECK_FALSE(waiters.waiter_spinning());
+  std::thread waiter([&] { CHECK(waiters.wait_durable(10).ok()); });
+  while (!waiters.waiter_spinning()) std::this_thread::yield();
+  waiters.advance(11, SteadyClock::now());
+  waiter.join();
+  CHECK_FALSE(waiters.waiter_spinning());
+  CHECK(waiters.spin_counters().missed.load() == 0);
+}
+
 // A lone producer on batch: both sides of each hand-off spin. 10ms is far
 // above any flush and any gap between two appends here, so every round after
 // the first two qualifies on both sides, sanitizers or not.
