@@ -73,11 +73,15 @@ struct Options {
   std::string archiving_properties;
   CommitFailurePolicy commit_failure_policy = CommitFailurePolicy::kStop;
   // The longest a waiting thread spins before it sleeps on a futex
-  // (commitlog_ext_spin_wait; 0: never). Only a lone producer whose flushes
-  // carry one mutation, and the sync thread handing them back, spin, and only
-  // while their waits stay within it: there a futex wake-up costs a fifth of
-  // a fast disk's fdatasync. Costs up to this much CPU per flush; at most 10ms.
-  Duration spin_wait = std::chrono::microseconds(200);
+  // (commitlog_ext_spin_wait; 0: never, the default; at most 10ms). Only a
+  // lone producer thread whose flushes carry its own mutation spins, and the
+  // sync thread after handing such a flush back to it, and only while its
+  // waits stay within this. It pays where each hand-off wakes a thread on an
+  // idle CPU (a server thread answering one client: +15% in commitlog-kv,
+  // which turns it on), hardly where the producer is woken on the CPU the
+  // sync thread leaves (the bench's lone thread: 3% off p50 for 3x the CPU).
+  // Costs up to the wait in CPU per flush.
+  Duration spin_wait = Duration::zero();
 
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.

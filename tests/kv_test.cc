@@ -331,6 +331,23 @@ TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::s
   CHECK(server.alive());
 }
 
+TEST_CASE("kv: the server spins for one client by default, unless its config says otherwise" *
+          doctest::skip(kv_missing())) {
+  testing::TempDir tmp;
+  const auto spin_wait_us = [&](const std::vector<std::string>& flags, const std::string& name) {
+    KvServer server(tmp.file(name), flags, tmp.file(name + ".out"));
+    Client c(server.port());
+    CHECK(server.output().find("commitlog_ext_spin_wait") != std::string::npos);
+    return info(c, "commitlog")["commitlog_spin_wait_us"];
+  };
+  CHECK(spin_wait_us({}, "none") == "200");
+  CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_sync: batch\n")}, "unset") == "200");
+  CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_ext_spin_wait: 0ms\n")}, "off") ==
+        "0");
+  CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_ext_spin_wait: 1ms\n")}, "one") ==
+        "1000");
+}
+
 TEST_CASE("kv: malformed input gets a protocol error and the server lives on" *
           doctest::skip(kv_missing())) {
   testing::TempDir tmp;

@@ -38,7 +38,12 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
     }
     for (const std::string& w : loaded->warnings)
       fmt::print(stderr, "commitlog-kv: warning: {}\n", w);
+    const Duration server_spin_wait = options.log.spin_wait;
+    options.log = loaded->options;
     for (const ConfigValue& v : loaded->settings) {
+      if (v.key == "commitlog_ext_spin_wait" && v.source != ConfigSource::kFile) {
+        options.log.spin_wait = server_spin_wait;  // the server's own default
+      }
       if (v.key == "commitlog_directory" && v.source == ConfigSource::kFile) {
         fmt::print(
             stderr,
@@ -46,7 +51,6 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
             args.config, v.line, options.dir);
       }
     }
-    options.log = loaded->options;
   }
   if (!args.policy.empty()) options.log.sync_policy = args.policy;
   options.snapshot_interval =

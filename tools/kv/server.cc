@@ -23,6 +23,13 @@
 #include "tools/kv/snapshot.h"
 
 namespace commitlog::kv {
+
+Options server_log_defaults() {
+  Options options;
+  options.spin_wait = std::chrono::microseconds(200);
+  return options;
+}
+
 namespace {
 
 constexpr size_t kConnectionStack = 256u << 10;
@@ -79,9 +86,10 @@ Status Server::start() {
   CL_RETURN_IF_ERROR(listen());
   fmt::print(
       "commitlog-kv: listening on {}:{} (commitlog_sync {}, {} worker thread{}, snapshot every {} "
-      "ms)\n",
+      "ms, commitlog_ext_spin_wait {} us)\n",
       options_.bind, port_, policy_name_, options_.threads, options_.threads == 1 ? "" : "s",
-      options_.snapshot_interval.count());
+      options_.snapshot_interval.count(),
+      std::chrono::duration_cast<std::chrono::microseconds>(options_.log.spin_wait).count());
   std::fflush(stdout);
   return {};
 }
@@ -424,6 +432,8 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("commitlog_seal_waits", m.seal_waits);
     line("commitlog_seal_wait_ms",
          fmt::format("{:.1f}", static_cast<double>(m.seal_wait_nanos) / 1e6));
+    line("commitlog_spin_wait_us",
+         std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
     line("commitlog_spins", m.spins);
     line("commitlog_spins_missed", m.spins_missed);
     line("commitlog_spin_ms", fmt::format("{:.1f}", static_cast<double>(m.spin_nanos) / 1e6));
