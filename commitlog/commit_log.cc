@@ -1,5 +1,7 @@
 #include "commitlog/commit_log.h"
 
+#include <sched.h>
+
 #include <chrono>
 
 #include "commitlog/archiver.h"
@@ -29,6 +31,20 @@ uint16_t segment_flags(const Options& o) {
   if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
          (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
+}
+
+// A spinner and the thread it waits for must run at once: confined to one
+// CPU, a producer spinning through a flush holds off the sync thread that
+// does it (commitlog-kv under `taskset -c 1` with one client: 3,700 SET/s
+// spinning against 5,300 for Redis). The log's threads inherit the opener's
+// CPU set, so that is the one that counts.
+Options with_usable_spin(Options options) {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) {
+    options.spin_wait = Duration::zero();
+  }
+  return options;
 }
 
 uint64_t wall_clock_us() {
@@ -145,14 +161,15 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   auto first_id = next_segment_id(fs, options.directory);
   if (!first_id.ok()) return first_id.status();
 
-  auto impl = std::make_unique<Impl>(options, std::move(policy).value(), *first_id);
+  auto impl =
+      std::make_unique<Impl>(with_usable_spin(options), std::move(policy).value(), *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
   impl->sync_thread = std::make_unique<SyncThread>(
       impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
-      options.compression == Compression::kLz4, options.spin_wait);
+      options.compression == Compression::kLz4, impl->options.spin_wait);
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 

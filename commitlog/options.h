@@ -80,7 +80,8 @@ struct Options {
   // idle CPU (a server thread answering one client: +15% in commitlog-kv,
   // which turns it on), hardly where the producer is woken on the CPU the
   // sync thread leaves (the bench's lone thread: 3% off p50 for 3x the CPU).
-  // Costs up to the wait in CPU per flush.
+  // Costs up to the wait in CPU per flush. A log opened on a thread confined
+  // to one CPU never spins (CommitLog::options() then says 0).
   Duration spin_wait = Duration::zero();
 
   // Not from config: the file system every byte goes through. Must outlive

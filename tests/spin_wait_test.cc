@@ -3,6 +3,7 @@
 // and only while their waits stay within the limit; a zero limit never spins.
 // Spins are counted, so these tests see whether a wait spun, not how fast it was.
 #include <doctest/doctest.h>
+#include <sched.h>
 
 #include <chrono>
 #include <string>
@@ -96,8 +97,15 @@ MetricsSnapshot lone_producer_metrics(Duration spin_wait) {
   return (*log)->metrics();
 }
 
+int usable_cpus() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  return ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+}
+
 TEST_CASE(
-    "spin wait: a lone producer and the sync thread spin instead of sleeping, unless turned off") {
+    "spin wait: a lone producer and the sync thread spin instead of sleeping, unless turned off" *
+    doctest::skip(usable_cpus() < 2)) {
   const MetricsSnapshot spun = lone_producer_metrics(10ms);
   CHECK(spun.mutations_completed == 100);
   CHECK(spun.spins >= 150);  // about 98 by the producer, 98 by the sync thread
@@ -107,6 +115,33 @@ TEST_CASE(
   CHECK(slept.mutations_completed == 100);
   CHECK(slept.spins == 0);
   CHECK(slept.spin_nanos == 0);
+}
+
+TEST_CASE("spin wait: a log opened on a thread confined to one CPU never spins") {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  REQUIRE(::sched_getaffinity(0, sizeof cpus, &cpus) == 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &cpus)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  // On a thread of its own: the test runner's threads keep their CPUs. The
+  // log's threads inherit the confinement from it.
+  std::thread confined([&] {
+    REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+    testing::TempDir dir;
+    Options options;
+    options.directory = dir.path();
+    options.sync_policy = "batch";
+    options.spin_wait = 10ms;
+    auto log = CommitLog::open(options);
+    REQUIRE(log.ok());
+    CHECK((*log)->options().spin_wait == Duration::zero());
+    for (int i = 0; i < 50; ++i) REQUIRE((*log)->append(1, std::string(100, 'x')).ok());
+    CHECK((*log)->metrics().spins == 0);
+  });
+  confined.join();
 }
 
 TEST_CASE("spin wait: the log refuses a limit below 0 or above 10ms") {

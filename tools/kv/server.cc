@@ -89,7 +89,7 @@ Status Server::start() {
       "ms, commitlog_ext_spin_wait {} us)\n",
       options_.bind, port_, policy_name_, options_.threads, options_.threads == 1 ? "" : "s",
       options_.snapshot_interval.count(),
-      std::chrono::duration_cast<std::chrono::microseconds>(options_.log.spin_wait).count());
+      std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
   std::fflush(stdout);
   return {};
 }
