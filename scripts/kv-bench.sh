@@ -29,6 +29,10 @@
 #   REPEAT           runs of each cell; the table shows the median [3]
 #   VALUE_SIZE       redis-benchmark -d [3, its default]
 #   WORK             scratch directory, on the disk to measure [mktemp -d]
+#   PIN              1: every server runs on the last CPU and redis-benchmark
+#                    on the others (taskset), so that where the scheduler
+#                    puts the client and the servers' threads does not decide
+#                    the result; 0: no pinning [1 with 2 or more CPUs]
 set -euo pipefail
 
 n=${1:-10000}
@@ -49,7 +53,16 @@ for tool in "$redis_server" "$redis_benchmark"; do
 done
 work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/kv-bench.XXXXXX")}
 mkdir -p "$work"
-echo "scratch directory $work on $(df --output=fstype "$work" | tail -1) ($(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+cpus=$(nproc)
+pin=${PIN:-1}
+((cpus < 2)) && pin=0
+server_on=() client_on=()
+if ((pin)); then
+  command -v taskset > /dev/null || { echo "$0: taskset not found (Debian package util-linux); or set PIN=0" >&2; exit 2; }
+  server_on=(taskset -c $((cpus - 1)))
+  client_on=(taskset -c "0-$((cpus - 2))")
+fi
+echo "scratch directory $work on $(df --output=fstype "$work" | tail -1) ($cpus cores, load $(cut -d' ' -f1-3 /proc/loadavg); $( ((pin)) && echo "servers on CPU $((cpus - 1)), redis-benchmark on CPUs 0-$((cpus - 2))" || echo "not pinned"))" >&2
 
 # requests CLIENTS: the requests of one test at that client count.
 requests() {
@@ -81,11 +94,11 @@ start() {
         echo "commitlog_sync: $policy"
         [[ $policy == group ]] && echo "commitlog_sync_group_window: ${window}ms"
       } > "$dir/commitlog.yaml"
-      "$kv" --dir "$dir" --config "$dir/commitlog.yaml" --port "$port" ${threads:+--threads "$threads"} \
+      "${server_on[@]}" "$kv" --dir "$dir" --config "$dir/commitlog.yaml" --port "$port" ${threads:+--threads "$threads"} \
         > "$dir/server.log" 2>&1 &
       ;;
     redis:*)
-      "$redis_server" --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly yes \
+      "${server_on[@]}" "$redis_server" --port "$port" --bind 127.0.0.1 --dir "$dir" --save "" --appendonly yes \
         --appendfsync "${target#redis:}" --daemonize no --logfile "$dir/server.log" &
       ;;
   esac
@@ -116,7 +129,7 @@ for r in $(seq 1 "$repeat"); do
     for target in "${targets[@]}"; do
       dir=$work/${target/:/-}-c$c
       start "$target" "$dir"
-      out=$("$redis_benchmark" -p "$port" -t set,get -n "$(requests "$c")" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
+      out=$("${client_on[@]}" "$redis_benchmark" -p "$port" -t set,get -n "$(requests "$c")" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
         grep 'requests per second' || true)
       f=
       [[ $target == kv:* ]] &&
@@ -156,7 +169,8 @@ echo
 ns=()
 for c in "${clients[@]}"; do ns+=("$(requests "$c") at c=$c"); done
 echo "requests per second, median of $repeat runs of redis-benchmark -t set,get -d $value_size" \
-  "-n $(IFS=,; echo "${ns[*]}" | sed 's/,/, /g') (SET p50 latency in ms in brackets, also a median)"
+  "-n $(IFS=,; echo "${ns[*]}" | sed 's/,/, /g') (SET p50 latency in ms in brackets, also a median;" \
+  "$( ((pin)) && echo "servers on CPU $((cpus - 1)), redis-benchmark on CPUs 0-$((cpus - 2))" || echo "not pinned"))"
 echo
 echo "$header"
 echo "$rule"
