@@ -85,7 +85,12 @@ TEST_CASE("spin wait: a spinning waiter says so, so that the sync thread may spi
 // A lone producer on batch: both sides of each hand-off spin. 10ms is far
 // above any flush and any gap between two appends here, so every round after
 // the first two qualifies on both sides, sanitizers or not.
-MetricsSnapshot lone_producer_metrics(Duration spin_wait) {
+struct LoneRun {
+  MetricsSnapshot metrics;
+  Duration spin_wait;  // as the open log says
+};
+
+LoneRun lone_producer_run(Duration spin_wait) {
   testing::TempDir dir;
   Options options;
   options.directory = dir.path();
@@ -94,7 +99,7 @@ MetricsSnapshot lone_producer_metrics(Duration spin_wait) {
   auto log = CommitLog::open(options);
   REQUIRE(log.ok());
   for (int i = 0; i < 100; ++i) REQUIRE((*log)->append(1, std::string(100, 'x')).ok());
-  return (*log)->metrics();
+  return {(*log)->metrics(), (*log)->options().spin_wait};
 }
 
 int usable_cpus() {
@@ -106,12 +111,12 @@ int usable_cpus() {
 TEST_CASE(
     "spin wait: a lone producer and the sync thread spin instead of sleeping, unless turned off" *
     doctest::skip(usable_cpus() < 2)) {
-  const MetricsSnapshot spun = lone_producer_metrics(10ms);
+  const MetricsSnapshot spun = lone_producer_run(10ms).metrics;
   CHECK(spun.mutations_completed == 100);
   CHECK(spun.spins >= 150);  // about 98 by the producer, 98 by the sync thread
   CHECK(spun.spins_missed <= 2);
   CHECK(spun.spin_nanos > 0);
-  const MetricsSnapshot slept = lone_producer_metrics(Duration::zero());
+  const MetricsSnapshot slept = lone_producer_run(Duration::zero()).metrics;
   CHECK(slept.mutations_completed == 100);
   CHECK(slept.spins == 0);
   CHECK(slept.spin_nanos == 0);
@@ -130,16 +135,10 @@ TEST_CASE("spin wait: a log opened on a thread confined to one CPU never spins")
   // log's threads inherit the confinement from it.
   std::thread confined([&] {
     REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
-    testing::TempDir dir;
-    Options options;
-    options.directory = dir.path();
-    options.sync_policy = "batch";
-    options.spin_wait = 10ms;
-    auto log = CommitLog::open(options);
-    REQUIRE(log.ok());
-    CHECK((*log)->options().spin_wait == Duration::zero());
-    for (int i = 0; i < 50; ++i) REQUIRE((*log)->append(1, std::string(100, 'x')).ok());
-    CHECK((*log)->metrics().spins == 0);
+    const LoneRun run = lone_producer_run(10ms);
+    CHECK(run.spin_wait == Duration::zero());
+    CHECK(run.metrics.mutations_completed == 100);
+    CHECK(run.metrics.spins == 0);
   });
   confined.join();
 }
