@@ -11,8 +11,12 @@ thread_local ThreadDurability* t_current = nullptr;
 // connection waiting for this flush sends nothing more); the bound is for
 // clients that need no flush, which could otherwise hold it back forever.
 constexpr int kDrainPolls = 8;
-// Rounds between two holds while holding does not pay (see hold()).
-constexpr int kProbeRounds = 8;
+// Rounds between two holds while holding does not pay (see hold()). Such a
+// probe holds up to a flush time for nothing: probing every 8th round cost
+// adaptive 3.4% of the SETs at 64 clients with fast fsyncs against never
+// holding, every 32nd about 1% (12 alternating rounds, docs/benchmarks.md);
+// with 1-4 ms fsyncs, 32 rounds still take under 0.15 s to notice a change.
+constexpr int kProbeRounds = 32;
 
 // A ThreadDurability is touched only by fibers and the dispatcher of one
 // thread, which never run at the same time: its condition variable needs no lock.
