@@ -50,9 +50,12 @@ void DurableWaiters::wait_on_thread(Predicate ready) {
   const TimePoint start = lone ? SteadyClock::now() : TimePoint{};
   const bool spin =
       lone && Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_;
-  spinning_.store(spin, std::memory_order_relaxed);
-  const bool spun = spin && spin_until(ready, spin_limit_, spins_);
-  spinning_.store(false, std::memory_order_relaxed);
+  bool spun = false;
+  if (spin) {
+    spinning_.store(true, std::memory_order_relaxed);
+    spun = spin_until(ready, spin_limit_, spins_);
+    spinning_.store(false, std::memory_order_relaxed);
+  }
   if (!spun) {
     while (true) {
       const uint32_t seen = thread_wakes_.load();
