@@ -30,7 +30,8 @@ void lone_wait(DurableWaiters& waiters, uint64_t packed, Duration after = Durati
 uint64_t spins(const DurableWaiters& waiters) { return waiters.spin_counters().spins.load(); }
 
 TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its waits are short") {
-  DurableWaiters waiters(5ms);
+  // A limit far above a hand-off on a loaded machine, yet short to miss once.
+  DurableWaiters waiters(100ms);
   lone_wait(waiters, 10);  // no flush noted yet
   CHECK(spins(waiters) == 0);
   waiters.note_flush(1);
@@ -41,7 +42,7 @@ TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its w
   CHECK(spins(waiters) == 1);
 
   waiters.note_flush(1);
-  lone_wait(waiters, 40, 50ms);  // spins, misses, sleeps: a wait longer than the limit
+  lone_wait(waiters, 40, 300ms);  // spins, misses, sleeps: a wait longer than the limit
   CHECK(spins(waiters) == 2);
   CHECK(waiters.spin_counters().missed.load() == 1);
   lone_wait(waiters, 50);  // so this one sleeps at once
@@ -54,7 +55,7 @@ TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins")
   DurableWaiters waiters(5ms);
   std::thread first([&] { CHECK(waiters.wait_durable(10).ok()); });  // no flush noted: sleeps
   while (waiters.waiting() < 1) std::this_thread::yield();
-  std::this_thread::sleep_for(50ms);  // past its decision not to spin
+  std::this_thread::sleep_for(500ms);  // past its decision not to spin
   waiters.note_flush(1);
   std::thread second([&] { CHECK(waiters.wait_durable(20).ok()); });
   while (waiters.waiting() < 2) std::this_thread::yield();
