@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "commitlog/thread_name.h"
+
 namespace commitlog {
 
 CommitThread::CommitThread(std::function<void()> on_done) : on_done_(std::move(on_done)) {
@@ -40,6 +42,7 @@ Status CommitThread::wait() {
 }
 
 void CommitThread::run() {
+  name_this_thread("cl-commit");
   std::unique_lock lock(mu_);
   while (true) {
     // A job in flight is finished before stopping: it holds the segments'

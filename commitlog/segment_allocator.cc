@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "commitlog/thread_name.h"
+
 namespace commitlog {
 namespace {
 
@@ -57,6 +59,7 @@ void SegmentAllocator::stop() {
 }
 
 void SegmentAllocator::run() {
+  name_this_thread("cl-allocator");
   std::unique_lock lock(mu_);
   while (true) {
     work_cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });

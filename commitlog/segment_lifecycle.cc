@@ -6,6 +6,7 @@
 #include <set>
 
 #include "commitlog/segment_tables.h"
+#include "commitlog/thread_name.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -153,6 +154,7 @@ LifecycleCounters SegmentLifecycle::counters() const {
 }
 
 void SegmentLifecycle::run() {
+  name_this_thread("cl-segments");
   std::unique_lock lock(mu_);
   while (true) {
     const bool stopping = stopping_;

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "commitlog/failure_policy.h"
+#include "commitlog/thread_name.h"
 
 namespace commitlog {
 namespace {
@@ -155,6 +156,7 @@ SyncState SyncThread::snapshot(TimePoint now) const {
 }
 
 void SyncThread::run() {
+  name_this_thread("cl-sync");
   std::unique_lock lock(mu_);
   while (true) {
     const bool stopping = stopping_;

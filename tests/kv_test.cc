@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -29,6 +30,7 @@
 #include <fmt/core.h>
 
 #include "tests/support/temp_dir.h"
+#include "tests/support/thread_names.h"
 
 extern char** environ;
 
@@ -97,6 +99,7 @@ class KvServer {
   KvServer& operator=(const KvServer&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   std::string output() const { return read_file(out_); }
   bool alive() const {
     int status = 0;
@@ -346,6 +349,17 @@ TEST_CASE("kv: the server spins for one client by default, unless its config say
         "0");
   CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_ext_spin_wait: 1ms\n")}, "one") ==
         "1000");
+}
+
+TEST_CASE("kv: the server's threads carry names that ps, top and perf show" *
+          doctest::skip(kv_missing())) {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--threads", "2"}, tmp.file("out"));
+  Client c(server.port());
+  CHECK(c.command({"PING"}).text == "PONG");  // the workers have started serving
+  const std::set<std::string> threads = {"kv-worker-0", "kv-worker-1", "kv-snapshot", "cl-sync"};
+  const std::set<std::string> names = testing::thread_names(server.pid(), threads);
+  for (const std::string& name : threads) CHECK_MESSAGE(names.count(name) == 1, name);
 }
 
 TEST_CASE("kv: malformed input gets a protocol error and the server lives on" *

@@ -1,6 +1,7 @@
 // The commit log end to end on the real file system: append from threads and
 // fibers, wait for durability, replay.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "tests/support/durable_policies.h"
 #include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/thread_names.h"
 
 namespace commitlog {
 namespace {
@@ -194,6 +196,21 @@ TEST_CASE("close leaves no unused preallocated segment and later appends fail") 
   REQUIRE_FALSE(late.ok());
   CHECK(late.status().code() == ErrorCode::kClosed);
   CHECK(log->close().ok());
+}
+
+TEST_CASE("the log's threads carry names that ps, top and perf show") {
+  TempDir plain_dir;
+  auto plain = open_log(small_log(plain_dir.path()));
+  const std::set<std::string> threads = {"cl-sync", "cl-segments", "cl-allocator"};
+  const std::set<std::string> names = testing::thread_names(::getpid(), threads);
+  for (const std::string& name : threads) CHECK_MESSAGE(names.count(name) == 1, name);
+  CHECK(names.count("cl-commit") == 0);  // compressed logs only
+
+  TempDir lz4_dir;
+  Options lz4 = small_log(lz4_dir.path());
+  lz4.compression = Compression::kLz4;
+  auto compressed = open_log(lz4);
+  CHECK(testing::thread_names(::getpid(), {"cl-commit"}).count("cl-commit") == 1);
 }
 
 TEST_CASE("sync() makes periodic appends durable at once") {

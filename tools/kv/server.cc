@@ -16,6 +16,7 @@
 #include <boost/fiber/all.hpp>
 #include <fmt/core.h>
 
+#include "commitlog/thread_name.h"
 #include "tools/kv/deferred_policy.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
@@ -308,8 +309,16 @@ Status Server::maybe_snapshot() {
 }
 
 int Server::run() {
-  for (int i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { worker(); });
-  snapshot_thread_ = std::thread([this] { snapshot_loop(); });
+  for (int i = 0; i < options_.threads; ++i) {
+    workers_.emplace_back([this, i] {
+      name_this_thread(fmt::format("kv-worker-{}", i));
+      worker();
+    });
+  }
+  snapshot_thread_ = std::thread([this] {
+    name_this_thread("kv-snapshot");
+    snapshot_loop();
+  });
 
   sigset_t signals;
   sigemptyset(&signals);
