@@ -1,5 +1,7 @@
 #include "commitlog/durable_waiters.h"
 
+#include <algorithm>
+
 #include <boost/fiber/context.hpp>
 
 namespace commitlog {
@@ -48,13 +50,15 @@ void DurableWaiters::wait_on_thread(Predicate ready) {
   const bool lone = spin_limit_ > Duration::zero() && waiting_.load() == 1 &&
                     lone_flush_.load(std::memory_order_relaxed);
   const TimePoint start = lone ? SteadyClock::now() : TimePoint{};
-  const bool spin =
-      lone && Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_;
+  const bool spin = lone &&
+                    Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_ &&
+                    !spin_backed_off();
   bool spun = false;
   if (spin) {
     spinning_.store(true, std::memory_order_relaxed);
     spun = spin_until(ready, spin_limit_, spins_);
     spinning_.store(false, std::memory_order_relaxed);
+    note_spin(spun);
   }
   if (!spun) {
     while (true) {
@@ -65,6 +69,31 @@ void DurableWaiters::wait_on_thread(Predicate ready) {
   }
   if (lone)
     last_lone_wait_ns_.store((SteadyClock::now() - start).count(), std::memory_order_relaxed);
+}
+
+// A spin runs out when the thread it waits for cannot run meanwhile: both
+// on one CPU (a vCPU the host took away, a cpuset shrunk after open). Then
+// every spin costs the whole limit, and the last-wait rule alone let every
+// other wait spin: one client made 3,400 SET/s against 7,000 in such spells.
+// Only lone waiters get here, so the relaxed read-modify-writes race with
+// nobody that matters; a lost update shifts the back-off by one wait.
+bool DurableWaiters::spin_backed_off() {
+  const uint32_t skip = spins_to_skip_.load(std::memory_order_relaxed);
+  if (skip == 0) return false;
+  spins_to_skip_.store(skip - 1, std::memory_order_relaxed);
+  return true;
+}
+
+void DurableWaiters::note_spin(bool ended_in_time) {
+  constexpr uint32_t kMaxBackoffDoublings = 10;
+  if (ended_in_time) {
+    missed_in_row_.store(0, std::memory_order_relaxed);
+    return;
+  }
+  const uint32_t n =
+      std::min(missed_in_row_.load(std::memory_order_relaxed) + 1, kMaxBackoffDoublings);
+  missed_in_row_.store(n, std::memory_order_relaxed);
+  spins_to_skip_.store((1u << n) - 1, std::memory_order_relaxed);
 }
 
 // With every fiber on one condition variable, each flush woke hundreds of

@@ -14,7 +14,9 @@
 // last flush carried one mutation and its own last wait was shorter than the
 // limit: a producer and the sync thread handing each flush back and forth,
 // where the futex wake-up is a fifth of the wait (docs/benchmarks.md,
-// "Spinning instead of sleeping").
+// "Spinning instead of sleeping"). A spin that runs out backs off: after the
+// n-th such spin in a row, the next 2^n - 1 waits that would spin sleep
+// instead (n at most 10); a spin that ends in time resets n.
 //
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of
@@ -88,6 +90,8 @@ class DurableWaiters {
   void wait(Predicate ready);
   template <typename Predicate>
   void wait_on_thread(Predicate ready);
+  bool spin_backed_off();  // a wait that would spin: true if it must not
+  void note_spin(bool ended_in_time);
   Status failure_since(uint64_t round) const;  // the error a failed wait returns
 
   // The fibers of one scheduler thread waiting here; guarded by mu_.
@@ -105,6 +109,8 @@ class DurableWaiters {
   std::atomic<int64_t> last_lone_wait_ns_{0};  // a lone thread waiter's last wait
   SpinCounters spins_;
   std::atomic<bool> spinning_{false};
+  std::atomic<uint32_t> missed_in_row_{0};  // spins that ran out, in a row
+  std::atomic<uint32_t> spins_to_skip_{0};  // the back-off left
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};
   std::atomic<size_t> waiting_{0};

@@ -42,26 +42,64 @@ TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its w
   CHECK(spins(waiters) == 1);
 
   waiters.note_flush(1);
-  lone_wait(waiters, 40, 300ms);  // spins, misses, sleeps: a wait longer than the limit
+  lone_wait(waiters, 40, 500ms);  // spins, misses, sleeps: a wait longer than the limit
   CHECK(spins(waiters) == 2);
   CHECK(waiters.spin_counters().missed.load() == 1);
   lone_wait(waiters, 50);  // so this one sleeps at once
   CHECK(spins(waiters) == 2);
-  lone_wait(waiters, 60);  // and after a short wait it spins again
+  lone_wait(waiters, 60);  // one wait of back-off after one spin that ran out
+  CHECK(spins(waiters) == 2);
+  lone_wait(waiters, 70);  // then it spins again
   CHECK(spins(waiters) == 3);
+}
+
+// A waiter whose spins run out (the thread it waits for cannot run meanwhile)
+// spins ever more rarely: after the n-th such spin in a row, 2^n - 1 waits
+// sleep; one spin that ends in time starts the count again.
+TEST_CASE("spin wait: spins that run out back off, doubling, until one ends in time") {
+  DurableWaiters waiters(100ms);
+  waiters.note_flush(1);
+  uint64_t packed = 10;
+  const auto spin_runs_out = [&] {
+    lone_wait(waiters, packed += 10, 500ms);
+    lone_wait(waiters, packed += 10);  // its last wait was long: sleeps
+  };
+  const auto short_waits = [&](int n) {
+    for (int i = 0; i < n; ++i) lone_wait(waiters, packed += 10);
+  };
+  lone_wait(waiters, packed += 10);
+  CHECK(spins(waiters) == 1);
+  spin_runs_out();
+  short_waits(1);
+  CHECK(spins(waiters) == 2);
+  spin_runs_out();  // the second in a row
+  short_waits(3);
+  CHECK(spins(waiters) == 3);
+  CHECK(waiters.spin_counters().missed.load() == 2);
+  short_waits(1);  // spins, in time
+  CHECK(spins(waiters) == 4);
+  spin_runs_out();  // the first in a row again: one wait of back-off, not seven
+  short_waits(1);
+  CHECK(spins(waiters) == 5);
+  short_waits(1);
+  CHECK(spins(waiters) == 6);
+  CHECK(waiters.spin_counters().missed.load() == 3);
 }
 
 TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins") {
   DurableWaiters waiters(5ms);
-  std::thread first([&] { CHECK(waiters.wait_durable(10).ok()); });  // no flush noted: sleeps
+  std::thread first([&] { CHECK(waiters.wait_durable(30).ok()); });  // no flush noted: sleeps
   while (waiters.waiting() < 1) std::this_thread::yield();
   std::this_thread::sleep_for(500ms);  // past its decision not to spin
   waiters.note_flush(1);
   std::thread second([&] { CHECK(waiters.wait_durable(20).ok()); });
   while (waiters.waiting() < 2) std::this_thread::yield();
+  // Only the second is released: however late it decides, the first still
+  // waits beside it.
   waiters.advance(21, SteadyClock::now());
-  first.join();
   second.join();
+  waiters.advance(31, SteadyClock::now());
+  first.join();
   CHECK(spins(waiters) == 0);
 
   DurableWaiters never;
