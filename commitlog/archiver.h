@@ -35,7 +35,7 @@
 
 #include "commitlog/options.h"
 #include "commitlog/replayer.h"
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -28,7 +28,7 @@
 #include "commitlog/metrics.h"
 #include "commitlog/options.h"
 #include "commitlog/position.h"
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <thread>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "policies/sync_policy.h"
-#include "segment/status.h"
+#include "commitlog/sync_policy.h"
+#include "commitlog/status.h"
 
 namespace commitlog::config_values {
 

@@ -36,8 +36,8 @@
 #include <boost/fiber/condition_variable.hpp>
 
 #include "commitlog/futex_word.h"
-#include "policies/sync_policy.h"
-#include "segment/status.h"
+#include "commitlog/sync_policy.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -6,7 +6,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "policies/sync_policy.h"
+#include "commitlog/sync_policy.h"
 
 namespace commitlog {
 namespace {

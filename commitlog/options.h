@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "policies/registry.h"
-#include "segment/file_system.h"
+#include "commitlog/policy_registry.h"
+#include "commitlog/file_system.h"
 
 namespace commitlog {
 

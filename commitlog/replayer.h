@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "commitlog/position.h"
-#include "segment/file_system.h"
-#include "segment/status.h"
+#include "commitlog/file_system.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -24,8 +24,8 @@
 
 #include <boost/fiber/condition_variable.hpp>
 
-#include "policies/sync_policy.h"
-#include "segment/status.h"
+#include "commitlog/sync_policy.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -43,7 +43,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "policies/registry.h"
+#include "policies/builtin.h"
 
 namespace commitlog {
 namespace {

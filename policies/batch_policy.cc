@@ -1,7 +1,7 @@
 // batch: every producer asks for a sync and waits for it. Syncs run back to
 // back; whoever arrives during one rides the next, so the group size grows by
 // itself with the load (Cassandra's BatchCommitLogService).
-#include "policies/registry.h"
+#include "policies/builtin.h"
 
 namespace commitlog {
 namespace {

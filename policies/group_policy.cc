@@ -1,7 +1,7 @@
 // group: producers wait without asking; the sync thread flushes at most once
 // per window (Cassandra's GroupCommitLogService). A producer waits at most the
 // rest of the current window plus one flush.
-#include "policies/registry.h"
+#include "policies/builtin.h"
 
 namespace commitlog {
 namespace {

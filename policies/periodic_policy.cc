@@ -5,7 +5,7 @@
 // (Cassandra's PeriodicCommitLogService).
 #include <algorithm>
 
-#include "policies/registry.h"
+#include "policies/builtin.h"
 
 namespace commitlog {
 namespace {

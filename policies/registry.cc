@@ -1,4 +1,4 @@
-#include "policies/registry.h"
+#include "policies/builtin.h"
 
 namespace commitlog {
 

@@ -1,4 +1,4 @@
-#include "policies/sync_policy.h"
+#include "commitlog/sync_policy.h"
 
 namespace commitlog {
 

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "segment/buffer_pool.h"
-#include "segment/file_system.h"
+#include "commitlog/file_system.h"
 #include "segment/format.h"
 #include "segment/segment_storage.h"
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "segment/file_system.h"
+#include "commitlog/file_system.h"
 
 namespace commitlog {
 namespace {

@@ -22,7 +22,7 @@
 #include <variant>
 #include <vector>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "segment/buffer_pool.h"
-#include "segment/file_system.h"
+#include "commitlog/file_system.h"
 #include "segment/format.h"
 
 namespace commitlog {

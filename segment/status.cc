@@ -1,4 +1,4 @@
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 #include <cerrno>
 #include <cstring>

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "commitlog/commit_log.h"
-#include "policies/registry.h"
+#include "commitlog/policy_registry.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {

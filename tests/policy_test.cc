@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "policies/registry.h"
+#include "policies/builtin.h"
 
 namespace commitlog {
 namespace {

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "policies/registry.h"
-#include "segment/status.h"
+#include "commitlog/policy_registry.h"
+#include "commitlog/status.h"
 #include "tools/bench_engines.h"
 
 namespace commitlog::tools {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "commitlog/options.h"
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog::tools {
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog::tools {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 #include "tools/bench_runner.h"
 
 namespace commitlog::tools {

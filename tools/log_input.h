@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "segment/segment_reader.h"
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog::tools {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog::tools {
 

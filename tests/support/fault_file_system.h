@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "segment/file_system.h"
+#include "commitlog/file_system.h"
 
 namespace commitlog::testing {
 

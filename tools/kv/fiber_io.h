@@ -41,7 +41,7 @@
 #include <boost/fiber/condition_variable.hpp>
 #include <boost/fiber/scheduler.hpp>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog::kv {
 

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog::kv {
 

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "commitlog/position.h"
-#include "segment/file_system.h"
+#include "commitlog/file_system.h"
 #include "tools/kv/kv_store.h"
 
 namespace commitlog::kv {

@@ -1,4 +1,4 @@
-// A sync policy decides two things, and nothing else:
+// Public API. A sync policy decides two things, and nothing else:
 //   1. after_append(): what a producer does once its mutation is in the
 //      segment (return at once, wait for durability, or ask for a sync and
 //      wait) -- the one hook, as in Cassandra's commit log services;
@@ -12,16 +12,13 @@
 // thread and must be cheap; plan() and on_flush() only from the sync thread.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-namespace commitlog {
+#include "commitlog/clock.h"
 
-using SteadyClock = std::chrono::steady_clock;
-using TimePoint = SteadyClock::time_point;
-using Duration = SteadyClock::duration;
+namespace commitlog {
 
 enum class ProducerAction {
   kReturn,                 // acknowledge at once

@@ -1,4 +1,4 @@
-// The injectable file-system interface. Every byte the library reads or writes
+// Public API. The injectable file-system interface. Every byte the library reads or writes
 // goes through it, so tests can substitute an in-memory or fault-injecting
 // implementation (tests/support/) that drops unsynced data, tears writes and
 // fails syncs.
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "segment/status.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 

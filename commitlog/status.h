@@ -1,4 +1,4 @@
-// Status and Result: the error values of the whole library.
+// Public API. Status and Result: the error values of the whole library.
 //
 // Every fallible call returns one of these; exceptions never cross a library
 // boundary. A Status is cheap to copy when ok (no allocation). Swallowing an

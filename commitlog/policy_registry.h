@@ -1,4 +1,4 @@
-// Sync policies registered by name. The built-ins (periodic, batch, group,
+// Public API. Sync policies registered by name. The built-ins (periodic, batch, group,
 // adaptive) are present from the start; an embedder adds its own with add()
 // before opening the log, and the yaml key commitlog_sync selects it by name.
 //
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "policies/sync_policy.h"
-#include "segment/status.h"
+#include "commitlog/sync_policy.h"
+#include "commitlog/status.h"
 
 namespace commitlog {
 
@@ -44,11 +44,5 @@ class PolicyRegistry {
   mutable std::mutex mu_;
   std::map<std::string, PolicyFactory> factories_;
 };
-
-// The built-in policies' factories.
-Result<std::unique_ptr<SyncPolicy>> make_periodic_policy(const PolicySettings& settings);
-Result<std::unique_ptr<SyncPolicy>> make_batch_policy(const PolicySettings& settings);
-Result<std::unique_ptr<SyncPolicy>> make_group_policy(const PolicySettings& settings);
-Result<std::unique_ptr<SyncPolicy>> make_adaptive_policy(const PolicySettings& settings);
 
 }  // namespace commitlog
