@@ -69,7 +69,7 @@ Result<LogFile> check_segment_file(const std::string& path, uint64_t id) {
   auto got = read_prefix(fd.get(), path, bytes);
   if (!got.ok()) return got.status();
   SegmentHeader header;
-  const HeaderProblem problem = parse_segment_header({bytes, *got}, &header);
+  const HeaderProblem problem = decode_segment_header({bytes, *got}, &header);
   std::string error = header_input_error(path, *size, problem, header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
   return LogFile{id, path, *size};
@@ -153,7 +153,7 @@ Result<LoadedSegment> load_segment(const LogFile& file) {
   auto got = read_prefix(fd.get(), file.path, segment.bytes);
   if (!got.ok()) return got.status();
   segment.bytes.resize(*got);
-  segment.problem = parse_segment_header(segment.bytes, &segment.header);
+  segment.problem = decode_segment_header(segment.bytes, &segment.header);
   std::string error = header_input_error(file.path, *got, segment.problem, segment.header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
   return segment;
