@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "segment/codec.h"
+#include "segment/file_name.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 
@@ -198,7 +198,9 @@ Result<std::vector<SegmentFile>> list_segment_files(FileSystem& fs, const std::s
   if (!names.ok()) return names.status();
   std::vector<SegmentFile> files;
   for (const auto& name : *names) {
-    if (auto id = parse_segment_file_name(name)) files.push_back({*id, dir + "/" + name});
+    auto id = parse_segment_file_name(name);
+    if (!id.ok()) return Status::invalid_argument(dir + "/" + id.status().message());
+    if (*id) files.push_back({**id, dir + "/" + name});
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return files;

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "segment/checksum.h"
 #include "segment/codec.h"
+#include "segment/file_name.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -31,28 +31,6 @@ std::atomic_ref<uint32_t> length_field(std::byte* entry) {
 }
 
 }  // namespace
-
-std::string segment_file_name(uint64_t id) {
-  return std::string(format::kFilePrefix) + std::to_string(format::kFormatVersion) + "-" +
-         std::to_string(id) + format::kFileSuffix;
-}
-
-std::optional<uint64_t> parse_segment_file_name(const std::string& name) {
-  std::string_view rest = name;
-  std::string_view prefix = format::kFilePrefix, suffix = format::kFileSuffix;
-  if (!rest.starts_with(prefix) || !rest.ends_with(suffix)) return std::nullopt;
-  rest = rest.substr(prefix.size(), rest.size() - prefix.size() - suffix.size());
-  size_t dash = rest.find('-');
-  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
-  uint64_t version = 0, id = 0;
-  auto v = std::from_chars(rest.data(), rest.data() + dash, version);
-  if (v.ec != std::errc() || v.ptr != rest.data() + dash) return std::nullopt;
-  const char* id_begin = rest.data() + dash + 1;
-  const char* id_end = rest.data() + rest.size();
-  auto r = std::from_chars(id_begin, id_end, id);
-  if (r.ec != std::errc() || r.ptr != id_end || id_begin == id_end) return std::nullopt;
-  return id;
-}
 
 Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const std::string& dir,
                                                              SegmentFileInfo info, uint64_t now_us,

@@ -14,6 +14,7 @@
 #include "segment/buffer_pool.h"
 #include "segment/checksum.h"
 #include "segment/format.h"
+#include "segment/file_name.h"
 #include "segment/mapped_segment.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"

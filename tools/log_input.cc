@@ -12,7 +12,7 @@
 
 #include "commitlog/replayer.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
+#include "segment/file_name.h"
 
 namespace commitlog::tools {
 namespace {
@@ -136,7 +136,8 @@ Result<std::vector<LogFile>> open_log_paths(const std::vector<std::string>& path
       continue;
     }
     const std::string name = std::filesystem::path(path).filename().string();
-    auto file = check_segment_file(path, parse_segment_file_name(name).value_or(0));
+    auto id = parse_segment_file_name(name);
+    auto file = check_segment_file(path, id.ok() ? id->value_or(0) : 0);
     if (!file.ok()) return file.status();
     files.push_back(std::move(file).value());
   }
