@@ -2,7 +2,7 @@
 // by the commit log. docs/kv.md describes it; tools/kv/server.h its threads.
 //
 //   commitlog-kv [--config FILE] [--dir DIR] [--port PORT] [--bind ADDR]
-//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery strict|skip]
+//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery MODE]
 #include <signal.h>
 
 #include <cstdio>
@@ -25,7 +25,7 @@ struct Args {
   std::string config;
   std::string policy;
   double snapshot_interval_s = 60;
-  std::string recovery = "strict";
+  commitlog::RecoveryMode recovery = commitlog::RecoveryMode::kTolerateTornTail;
 };
 
 int run(const Args& args, commitlog::kv::ServerOptions options) {
@@ -55,7 +55,7 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
   if (!args.policy.empty()) options.log.sync_policy = args.policy;
   options.snapshot_interval =
       std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
-  options.recovery = args.recovery == "skip" ? RecoveryMode::kSkip : RecoveryMode::kStrict;
+  options.recovery = args.recovery;
 
   kv::Server server(std::move(options));
   Status started = server.start();
@@ -95,10 +95,16 @@ int main(int argc, char** argv) {
          "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--recovery", args.recovery,
-                 "on a damaged log or snapshot: stop (strict) or skip it")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"strict", "skip"}));
+  app.add_option_function<std::string>(
+         "--recovery",
+         [&args](const std::string& name) { args.recovery = *commitlog::parse_recovery_mode(name); },
+         "on a damaged log: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
+         "point-in-time (start from what precedes the first corruption) or skip (pass over damage); "
+         "a snapshot that does not verify stops the start unless skip")
+      ->check([](const std::string& name) {
+        return commitlog::parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
+      })
+      ->default_str(commitlog::recovery_mode_name(args.recovery));
   app.add_option("--threads", options.threads, "worker threads serving connections")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -47,7 +47,7 @@ struct ServerOptions {
   int threads = 1;  // workers; one leaves the second core to the log and the clients
   // 0: only at shutdown, or when the log is over commitlog_total_space.
   std::chrono::milliseconds snapshot_interval{60'000};
-  RecoveryMode recovery = RecoveryMode::kStrict;
+  RecoveryMode recovery = RecoveryMode::kTolerateTornTail;
 };
 
 class Server {
