@@ -131,7 +131,9 @@ SegmentReplay::Next SegmentReplay::judge(const SegmentPrologue& p, Finding f) {
   const std::string where = p.file.path + ": offset " + std::to_string(f.offset) + ": " + f.kind;
   if (torn) {
     report_.torn_tail_bytes += f.bytes;
-    if (mode != RecoveryMode::kAbsolute || f.bytes == 0) return ends_segment ? Next::kEndSegment : Next::kGoOn;
+    // An unused segment (nothing torn) is all an absolute replay accepts.
+    const bool nothing_torn = f.bytes == 0 && !stored;
+    if (mode != RecoveryMode::kAbsolute || nothing_torn) return ends_segment ? Next::kEndSegment : Next::kGoOn;
     report_.stopped_at = Position{p.file.id, f.offset};
     stop(Status::corruption(where + " (a torn tail, which absolute recovery refuses)"));
     return Next::kStop;

@@ -29,7 +29,7 @@ void DamageClassifier::scan_from(uint64_t from) {
   scanned_from_ = from;
   found_.clear();
   const bool synced_marks = (header_.flags & format::kFlagSyncedMarks) != 0;
-  const auto region = image_.bytes.first(nonzero_end(from));
+  const auto region = image_.bytes.first(std::min<uint64_t>(image_.bytes.size(), nonzero_end(from)));
   find_forward(region, from, format::kMarkerSize, [&](uint64_t at) {
     if (auto m = marker_at(at)) {
       const bool end = m->next == format::kEndOfSegment;

@@ -70,9 +70,9 @@ std::optional<SegmentItem> SegmentReader::enter_section() {
     marker_ = resume;
     return damage(at, resume - at, zeroed ? DamageKind::kZeroedMarker : DamageKind::kBadMarker);
   }
-  if (image_.truncated) return truncated_at(at);
   const uint64_t end = classifier_.nonzero_end(at);
   if (end == at) return finish(at, EndKind::kEndOfData);
+  if (image_.truncated) return truncated_at(at);
   end_ = SegmentEnd{EndKind::kTorn, at, sections_};
   return damage(at, end - at, zeroed ? DamageKind::kUnsealedBytes : DamageKind::kBadMarker);
 }

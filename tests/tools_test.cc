@@ -2,7 +2,6 @@
 // their output formats, exit codes, and every kind of bad input. The contract
 // under test is docs/tools.md.
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,52 +26,20 @@
 #include "segment/checksum.h"
 #include "segment/format.h"
 #include "segment/segment_reader.h"
+#include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
-
-extern char** environ;
 
 namespace commitlog::testing {
 namespace {
 
 using nlohmann::json;
 
-struct CliResult {
-  int exit_code = -1;  // 128 + signal when the binary crashed
-  std::string out;
-  std::string err;
-};
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// Runs the commitlog binary with `args`, stdin from /dev/null.
-CliResult run_cli(const std::vector<std::string>& args) {
-  TempDir io;
-  const std::string out_path = io.file("stdout"), err_path = io.file("stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> all{COMMITLOG_CLI};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  CliResult result;
-  const int rc = ::posix_spawn(&pid, COMMITLOG_CLI, &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE(rc == 0);
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.out = slurp(out_path);
-  result.err = slurp(err_path);
-  return result;
-}
+CliResult run_cli(const std::vector<std::string>& args) { return testing::run_cli(COMMITLOG_CLI, args); }
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;

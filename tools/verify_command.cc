@@ -33,7 +33,7 @@ struct VerifyArgs {
 const char* verdict(const ReplayReport& report) {
   if (report.corruptions > 0) return "corrupt";
   for (const ReplayProblem& p : report.problems) {
-    if (p.bytes > 0) return "torn tail";
+    if (p.bytes > 0 || p.stored_bytes > 0) return "torn tail";
   }
   return "intact";
 }
