@@ -56,10 +56,10 @@ bool SegmentReplay::replay(const SegmentPrologue& p) {
   data_ = file;
   image_ = nullptr;
   if (p.problem != HeaderProblem::kNone || p.header.id != p.file.id) {
-    // Without a readable header the segment cannot be read. Only one never
-    // written, in a segment without data where its run may end, is the
-    // unused leftover of a crash while the file was made.
-    const bool leftover = p.problem == HeaderProblem::kAllZero && !p.has_data;
+    // Without a readable header the segment cannot be read. Only a file of
+    // zeros where its run may end is the unused leftover of a crash while
+    // it was made: a header is durable before anything is written after it.
+    const bool leftover = p.problem == HeaderProblem::kAllZero && nonzero_end(file, 0) == 0;
     const std::string kind = p.problem != HeaderProblem::kNone
                                  ? header_problem_name(p.problem)
                                  : "header says segment " + std::to_string(p.header.id) +
