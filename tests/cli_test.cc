@@ -1,9 +1,6 @@
 // The face of both binaries: --version, an unknown or missing command, help
 // text, sizes in the yaml's syntax, and `commitlog config`'s --strict, --format
 // yaml and error lists, driven through the built binaries.
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,25 +8,16 @@
 #include <doctest/doctest.h>
 
 #include "commitlog/config.h"
+#include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;  // stdout, then stderr when `with_stderr`
-};
+using Run = testing::ProcessRun;
 
 Run run(const std::string& binary, const std::string& args, bool with_stderr = false) {
-  Run r;
-  std::FILE* pipe = ::popen((binary + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::run_process(binary + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 Run cli(const std::string& args, bool with_stderr = false) { return run(COMMITLOG_CLI, args, with_stderr); }

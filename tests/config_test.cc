@@ -1,9 +1,7 @@
 // The yaml configuration reader: real cassandra.yaml files, conf/commitlog.yaml,
 // each key in its new and old style, and one test per kind of error.
-#include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -12,6 +10,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "commitlog/config_values.h"
+#include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
 #ifndef COMMITLOG_SHARED_DIR
@@ -467,13 +466,8 @@ TEST_CASE("config: a file that cannot be read") {
 #ifdef COMMITLOG_CLI
 // Runs the CLI; returns its exit code and stdout.
 std::pair<int, std::string> run_cli(const std::string& args) {
-  std::FILE* pipe = popen((std::string(COMMITLOG_CLI) + " " + args + " 2>/dev/null").c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string out;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  testing::ProcessRun run = testing::run_process(std::string(COMMITLOG_CLI) + " " + args + " 2>/dev/null");
+  return {run.exit_code, run.out};
 }
 
 TEST_CASE("config: the `commitlog config` subcommand") {
