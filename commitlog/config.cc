@@ -27,21 +27,10 @@ int line_of(const YAML::Node& node) {
   return mark.line >= 0 ? mark.line + 1 : 0;
 }
 
-// One load of one file.
-class Loader final : public config::Problems {
+// What a load found wrong, in the order found; reported in line order.
+class Report final : public config::Problems {
  public:
-  Loader(std::string file, bool strict) : file_(std::move(file)), strict_(strict) {}
-
-  // Takes the top-level keys of `root`, warning about unknown ones.
-  void collect(const YAML::Node& root);
-  // Reads every supported key the file sets; derives the defaults of the others.
-  void read(Options& o);
-  // Reports what Options::validate() finds, at the lines of the keys it names.
-  void check(const Options& o);
-  std::vector<ConfigValue> settings(const Options& o) const;
-  // Every error (and warning) in line order; ok when there is no error.
-  Status failure() const;
-  std::vector<std::string> warnings() const;
+  Report(std::string file, bool strict) : file_(std::move(file)), strict_(strict) {}
 
   void error(std::string_view key, int line, const YAML::Node& value, std::string_view what,
              ErrorCode code = ErrorCode::kInvalidArgument) override {
@@ -49,6 +38,16 @@ class Loader final : public config::Problems {
   }
   using Problems::error;
   void warn(int line, std::string text) override { add(line, std::move(text), ErrorCode::kInvalidArgument, true); }
+  // A problem that quotes no value; line 0: the whole file.
+  void error_at(int line, std::string text) { add(line, std::move(text), ErrorCode::kInvalidArgument, false); }
+
+  // Errors so far; with strict, warnings count.
+  size_t errors() const {
+    return std::count_if(messages_.begin(), messages_.end(), [&](const Message& m) { return !m.warning || strict_; });
+  }
+  // Every error (and warning) in line order; ok when there is no error.
+  Status failure() const;
+  std::vector<std::string> warnings() const;
 
  private:
   struct Message {
@@ -61,26 +60,40 @@ class Loader final : public config::Problems {
     messages_.push_back({line, std::move(text), code, warning});
   }
   std::string where(int line) const { return line > 0 ? fmt::format("{}:{}", file_, line) : file_; }
-  // What the file sets for `k`, under either name; nullptr when unset.
-  const Setting* setting(const KeySpec& k) const;
-  size_t errors() const {
-    return std::count_if(messages_.begin(), messages_.end(), [&](const Message& m) { return !m.warning || strict_; });
-  }
   std::vector<Message> in_line_order() const;
 
   std::string file_;
   bool strict_;
+  std::vector<Message> messages_;
+};
+
+// The keys one file sets, read into Options.
+class Loader {
+ public:
+  explicit Loader(Report& report) : report_(report) {}
+
+  // Takes the top-level keys of `root`, warning about unknown ones.
+  void collect(const YAML::Node& root);
+  // Reads every supported key the file sets; derives the defaults of the others.
+  void read(Options& o);
+  // Reports what Options::validate() finds, at the lines of the keys it names.
+  void check(const Options& o);
+  std::vector<ConfigValue> settings(const Options& o) const;
+
+ private:
+  // What the file sets for `k`, under either name; nullptr when unset.
+  const Setting* setting(const KeySpec& k) const;
+
+  Report& report_;
   std::map<std::string, Setting, std::less<>> written_;  // by the key as written
   std::set<std::string_view> unreadable_;                  // keys whose value failed to read
-  std::vector<Message> messages_;
 };
 
 void Loader::collect(const YAML::Node& root) {
   if (root.IsNull()) return;  // an empty file: every default
   if (!root.IsMap()) {
     const char* kind = root.IsSequence() ? "a list" : "a scalar";
-    return add(line_of(root), fmt::format("the top level is {}, expected a map of settings", kind),
-               ErrorCode::kInvalidArgument, false);
+    return report_.error_at(line_of(root), fmt::format("the top level is {}, expected a map of settings", kind));
   }
   for (auto it = root.begin(); it != root.end(); ++it) {
     if (!it->first.IsScalar() || it->second.IsNull()) continue;  // not ours, or unset
@@ -89,17 +102,17 @@ void Loader::collect(const YAML::Node& root) {
     const KeySpec* k = config::find_key(key);
     if (k == nullptr) {
       if (std::string_view near = config::suggest_key(key); !near.empty()) {
-        warn(line, fmt::format("{} is not a known key and is ignored; did you mean {}?", key, near));
+        report_.warn(line, fmt::format("{} is not a known key and is ignored; did you mean {}?", key, near));
       } else if (config::has_commit_log_prefix(key)) {
-        warn(line, fmt::format("{} is not supported and is ignored", key));
+        report_.warn(line, fmt::format("{} is not supported and is ignored", key));
       }
     } else if (!k->supported()) {
       if (k->harmless == nullptr || !k->harmless->accepts(config::show(it->second))) {
-        warn(line, fmt::format("{} is not supported and is ignored", key));
+        report_.warn(line, fmt::format("{} is not supported and is ignored", key));
       }
     } else if (auto [first, inserted] = written_.emplace(key, Setting{key, it->second, line, key == k->old_name});
                !inserted) {
-      error(key, line, it->second,
+      report_.error(key, line, it->second,
             fmt::format("is a second setting of {} (the first is on line {})", key, first->second.line));
     }
   }
@@ -117,14 +130,14 @@ void Loader::read(Options& o) {
     if (!k.supported()) continue;
     const Setting* s = setting(k);
     if (s == nullptr) continue;
-    const size_t before = errors();
+    const size_t before = report_.errors();
     if (auto old = written_.find(k.old_name); !s->old_name && old != written_.end()) {
-      error(*s, fmt::format("is also set under the old name {}: '{}' on line {}; keep only {}", k.old_name,
+      report_.error(*s, fmt::format("is also set under the old name {}: '{}' on line {}; keep only {}", k.old_name,
                             config::show(old->second.value), old->second.line, k.name));
     } else {
-      k.type->read(*s, o, *this);
+      k.type->read(*s, o, report_);
     }
-    if (errors() > before) unreadable_.insert(k.name);
+    if (report_.errors() > before) unreadable_.insert(k.name);
   }
   for (const KeySpec& k : config::keys()) {
     if (k.derive != nullptr && setting(k) == nullptr) k.derive(o);
@@ -138,10 +151,10 @@ void Loader::check(const Options& o) {
     const KeySpec* k = config::find_key(e.key);
     const KeySpec* cause = e.depends_on.empty() ? nullptr : config::find_key(e.depends_on);
     if (const Setting* s = setting(*k)) {
-      error(*s, e.message);
+      report_.error(*s, e.message);
     } else {
       const Setting* c = cause == nullptr ? nullptr : setting(*cause);
-      add(c == nullptr ? 0 : c->line, e.key + " " + e.message, ErrorCode::kInvalidArgument, false);
+      report_.error_at(c == nullptr ? 0 : c->line, e.key + " " + e.message);
     }
   }
 }
@@ -160,7 +173,7 @@ std::vector<ConfigValue> Loader::settings(const Options& o) const {
   return out;
 }
 
-std::vector<Loader::Message> Loader::in_line_order() const {
+std::vector<Report::Message> Report::in_line_order() const {
   std::vector<Message> sorted = messages_;
   // Problems about the whole file (line 0) come last.
   std::stable_sort(sorted.begin(), sorted.end(), [](const Message& a, const Message& b) {
@@ -169,7 +182,7 @@ std::vector<Loader::Message> Loader::in_line_order() const {
   return sorted;
 }
 
-Status Loader::failure() const {
+Status Report::failure() const {
   if (errors() == 0) return {};
   std::string text;
   ErrorCode code = ErrorCode::kOk;
@@ -181,21 +194,22 @@ Status Loader::failure() const {
   return {code, std::move(text)};
 }
 
-std::vector<std::string> Loader::warnings() const {
+std::vector<std::string> Report::warnings() const {
   std::vector<std::string> out;
   for (const Message& m : in_line_order()) out.push_back(fmt::format("{}: {}", where(m.line), m.text));
   return out;
 }
 
 Result<LoadedConfig> load_yaml(const YAML::Node& root, const std::string& file, bool strict) {
-  Loader loader(file, strict);
+  Report report(file, strict);
+  Loader loader(report);
   LoadedConfig out;
   loader.collect(root);
   loader.read(out.options);
   loader.check(out.options);
-  CL_RETURN_IF_ERROR(loader.failure());
+  CL_RETURN_IF_ERROR(report.failure());
   out.settings = loader.settings(out.options);
-  out.warnings = loader.warnings();
+  out.warnings = report.warnings();
   return out;
 }
 
