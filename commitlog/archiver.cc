@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cstdio>
 #include <map>
 
 #include "segment/file_name.h"
@@ -153,16 +152,11 @@ Result<ArchivingProperties> parse_archiving_properties(std::string_view text, co
   return out;
 }
 
-Result<ArchivingProperties> load_archiving_properties(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return Status::from_errno(errno, path);
-  std::string text;
-  char buffer[4096];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
-  const int err = std::ferror(f) ? errno : 0;
-  std::fclose(f);
-  if (err != 0) return Status::from_errno(err, path);
-  return parse_archiving_properties(text, path);
+Result<ArchivingProperties> load_archiving_properties(const std::string& path, FileSystem& fs) {
+  auto bytes = read_whole_file(fs, path);
+  if (!bytes.ok()) return bytes.status();
+  return parse_archiving_properties(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                                    path);
 }
 
 Status run_command(const std::string& command,

@@ -50,7 +50,9 @@ struct ArchivingProperties {
 // Errors are kInvalidArgument naming the file, the line and the key.
 [[nodiscard]] Result<ArchivingProperties> parse_archiving_properties(std::string_view text,
                                                                      const std::string& name_for_errors);
-[[nodiscard]] Result<ArchivingProperties> load_archiving_properties(const std::string& path);
+// Reads the file at `path` through `fs`.
+[[nodiscard]] Result<ArchivingProperties> load_archiving_properties(const std::string& path,
+                                                                    FileSystem& fs = *posix_file_system());
 
 // "yyyy:MM:dd HH:mm:ss[.SSS|.SSSSSS]" in GMT -> µs since the epoch.
 [[nodiscard]] Result<uint64_t> parse_restore_point(std::string_view text);

@@ -118,40 +118,10 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   FileSystem& fs = *options.file_system;
   // Markers hold 32-bit offsets (format::kFlagSyncedMarks).
   static_assert(format::kMaxSyncedMarksCapacity < (uint64_t{1} << DurableWaiters::kOffsetBits));
-  if (options.segment_size > format::kMaxSyncedMarksCapacity ||
-      options.segment_size % format::kAlignment != 0 ||
-      options.segment_size < format::kFirstEntryOffset + 2 * format::kMarkerSize + 64) {
-    return Status::invalid_argument("commitlog_segment_size " +
-                                    std::to_string(options.segment_size) +
-                                    " must be a multiple of 8, at least 160 bytes and below 4 GiB");
-  }
-  const uint64_t room = options.segment_size - format::kFirstEntryOffset - 2 * format::kMarkerSize;
-  if (options.effective_max_mutation_size() == 0 ||
-      format::entry_footprint(options.effective_max_mutation_size()) > room) {
-    return Status::invalid_argument(
-        "max_mutation_size " + std::to_string(options.effective_max_mutation_size()) +
-        " does not fit in a segment of " + std::to_string(options.segment_size) + " bytes");
-  }
-  if (options.direct_write_threshold != 0 &&
-      options.direct_write_threshold < kMinDirectWriteThreshold) {
-    return Status::invalid_argument("commitlog_ext_direct_write_threshold " +
-                                    std::to_string(options.direct_write_threshold) +
-                                    " must be 0 (off) or at least 4096 bytes");
-  }
-  if (options.spin_wait < Duration::zero() || options.spin_wait > kMaxSpinWait) {
-    return Status::invalid_argument("commitlog_ext_spin_wait " +
-                                    std::to_string(options.spin_wait.count()) +
-                                    " ns must be between 0 and 10ms");
-  }
-  const uint64_t hard_limit = options.total_space_hard_limit;
-  if (hard_limit != 0 && (hard_limit < 2 * options.segment_size || hard_limit < options.total_space)) {
-    return Status::invalid_argument("commitlog_ext_total_space_hard_limit " + std::to_string(hard_limit) +
-                                    " must be at least twice commitlog_segment_size and at least "
-                                    "commitlog_total_space");
-  }
+  CL_RETURN_IF_ERROR(check_options(options));
   ArchiveHook archive = options.archive_segment;
   if (!archive && !options.archiving_properties.empty()) {
-    auto properties = load_archiving_properties(options.archiving_properties);
+    auto properties = load_archiving_properties(options.archiving_properties, fs);
     if (!properties.ok()) return properties.status();
     archive = archive_command_hook(properties->archive_command);
   }

@@ -130,6 +130,18 @@ Result<uint64_t> parse_old_size(std::string_view text, uint64_t unit, std::strin
   return static_cast<uint64_t>(*count) * unit;
 }
 
+std::optional<bool> parse_bool(std::string_view text) {
+  constexpr std::string_view kTrue[] = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
+  constexpr std::string_view kFalse[] = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
+  for (std::string_view t : kTrue) {
+    if (text == t) return true;
+  }
+  for (std::string_view f : kFalse) {
+    if (text == f) return false;
+  }
+  return std::nullopt;
+}
+
 std::string format_duration(Duration d) {
   int64_t ns = std::chrono::nanoseconds(d).count();
   if (ns % 1'000'000 == 0) return fmt::format("{}ms", ns / 1'000'000);

@@ -2,7 +2,8 @@
 // yaml involved:
 //   duration  ^(\d+)(d|h|m|s|ms|us|µs|ns)$   e.g. 10000ms, 2s
 //   size      ^(\d+)(GiB|MiB|KiB|B)$          e.g. 32MiB, 64KiB
-// plus the bare numbers of the old-style keys named *_in_ms, *_in_mb, *_in_kb.
+// plus the bare numbers of the old-style keys named *_in_ms, *_in_mb, *_in_kb,
+// and yaml's booleans.
 //
 // On failure each parser returns kInvalidArgument whose message is the end of
 // a sentence about the value, e.g. "is not a duration (expected e.g.
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,6 +50,10 @@ struct SizeLimits {
                                                   std::string_view unit_name, bool allow_fraction);
 [[nodiscard]] Result<uint64_t> parse_old_size(std::string_view text, uint64_t unit,
                                               std::string_view unit_name);
+
+// A yaml 1.1 boolean, as Cassandra reads it: true/false, yes/no, on/off, each
+// in lower case, Capitalised or UPPER case; nullopt for anything else.
+std::optional<bool> parse_bool(std::string_view text);
 
 // New-style text in the largest of ms, us, ns (durations) or MiB, KiB, B
 // (sizes) that holds the value exactly: "10000ms", "32MiB".

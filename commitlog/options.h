@@ -41,6 +41,16 @@ using FlushRequest = std::function<void(std::vector<uint32_t> tables)>;
 // between archiving and deleting a segment archives it again).
 using ArchiveHook = std::function<Status(const std::string& path, const std::string& name)>;
 
+// One rule an Options value breaks (Options::validate()). `key` is the yaml
+// key of the value at fault (new-style name), `message` the rule it breaks
+// ("must be greater than 0 when commitlog_sync is group"), `depends_on` the
+// other key that makes it fail, if any ("commitlog_sync").
+struct OptionError {
+  std::string key;
+  std::string message;
+  std::string depends_on;
+};
+
 struct Options {
   std::string directory = "data/commitlog";  // commitlog_directory
   std::string sync_policy = "periodic";      // commitlog_sync
@@ -97,6 +107,14 @@ struct Options {
   uint64_t effective_max_mutation_size() const {
     return max_mutation_size.value_or(segment_size / 2);
   }
+
+  // Every rule these options break, in conf/commitlog.yaml's key order; empty
+  // when CommitLog::open may use them. Does not open the archiving file.
+  [[nodiscard]] std::vector<OptionError> validate() const;
 };
+
+// validate() as a Status: kInvalidArgument with one line per problem, each
+// "<key> (<value>) <message>", or ok.
+[[nodiscard]] Status check_options(const Options& options);
 
 }  // namespace commitlog

@@ -35,7 +35,8 @@ class PolicyRegistry {
 
   // Registers `factory` under `name`; an error if the name is taken.
   Status add(const std::string& name, PolicyFactory factory);
-  // Makes the policy `name`; an error listing the known names if unknown.
+  // Makes the policy `name`; an error listing the known names if unknown. An
+  // exception from the factory becomes kInvalidArgument.
   Result<std::unique_ptr<SyncPolicy>> create(const std::string& name,
                                              const PolicySettings& settings) const;
   std::vector<std::string> names() const;

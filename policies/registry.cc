@@ -1,3 +1,5 @@
+#include <exception>
+
 #include "policies/builtin.h"
 
 namespace commitlog {
@@ -37,7 +39,13 @@ Result<std::unique_ptr<SyncPolicy>> PolicyRegistry::create(const std::string& na
     return Status::invalid_argument("commitlog_sync: unknown sync policy '" + name +
                                     "' (known: " + known + ")");
   }
-  return factory(settings);
+  try {
+    return factory(settings);
+  } catch (const std::exception& e) {
+    return Status::invalid_argument("sync policy '" + name + "' could not be made: " + e.what());
+  } catch (...) {
+    return Status::invalid_argument("sync policy '" + name + "' could not be made");
+  }
 }
 
 std::vector<std::string> PolicyRegistry::names() const {

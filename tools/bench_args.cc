@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "commitlog/config_values.h"
+#include "tools/size_option.h"
 
 namespace commitlog::tools {
 namespace {
@@ -41,20 +42,10 @@ Result<int> parse_count(std::string_view text, const char* what) {
 }  // namespace
 
 Result<uint64_t> parse_bench_size(std::string_view text) {
-  double n = 0;
-  std::string unit;
-  if (split_number(text, n, unit)) {
-    double scale = 0;
-    if (unit.empty() || unit == "b") scale = 1;
-    if (unit == "k" || unit == "kb" || unit == "kib") scale = 1024;
-    if (unit == "m" || unit == "mb" || unit == "mib") scale = 1024.0 * 1024;
-    if (unit == "g" || unit == "gb" || unit == "gib") scale = 1024.0 * 1024 * 1024;
-    const double bytes = std::round(n * scale);
-    if (scale > 0 && bytes >= 1 && bytes <= 256.0 * 1024 * 1024)
-      return static_cast<uint64_t>(bytes);
-  }
+  auto bytes = parse_size_argument(text);
+  if (bytes.ok() && *bytes >= 1 && *bytes <= 256 * config_values::kMiB) return bytes;
   return Status::invalid_argument("size '" + std::string(text) +
-                                  "' is not a size from 1 B to 256 MiB (e.g. 100, 4KiB, 1MiB)");
+                                  "' is not a size from 1B to 256MiB (e.g. 100, 4KiB, 1MiB)");
 }
 
 Result<Duration> parse_bench_duration(std::string_view text) {

@@ -1,6 +1,6 @@
 // The value syntax of `commitlog bench`'s options. Errors are
 // kInvalidArgument naming the offending value.
-//   sizes       100, 4096, 4KiB, 1MiB, 1M (binary units: K = KiB, M = MiB)
+//   sizes       100, 4096, 4KiB, 1MiB (tools/size_option.h)
 //   durations   2s, 0.5s, 500ms, 250us; a bare number is seconds
 //   producers   T (T threads, each running every --fibers count) or TxF
 //               (T threads of F fibers each, whatever --fibers says)

@@ -317,6 +317,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--sizes", args->sizes, "payload sizes, e.g. 100,4KiB,1MiB")
+      ->type_name("SIZE")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--large-path", args->large_paths,
@@ -342,18 +343,21 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--fiber-stack", args->fiber_stack, "stack size of each fiber")
+      ->type_name("SIZE")
       ->capture_default_str();
   cmd->add_option("--dir", args->dir,
                   "where the points' directories go (default: a new one under /tmp, removed)");
   cmd->add_option("--config", args->config,
                   "a commitlog.yaml giving the log's options (and policy)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--format", args->format, "table, csv or json")
+  cmd->add_option("--format", args->format, "report format")
       ->transform(
           CLI::CheckedTransformer(std::map<std::string, BenchFormat>{{"table", BenchFormat::kTable},
                                                                      {"csv", BenchFormat::kCsv},
                                                                      {"json", BenchFormat::kJson}},
-                                  CLI::ignore_case));
+                                  CLI::ignore_case)
+              .description("{table,csv,json}"))
+      ->type_name("TEXT");
   cmd->add_option(
       "--out", args->out,
       "write the report (in --format) here; stdout then gets the table if the file does not");

@@ -11,6 +11,7 @@
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
 #include "tools/commands.h"
+#include "tools/size_option.h"
 
 namespace commitlog::tools {
 namespace {
@@ -105,14 +106,12 @@ void add_replay_fixture_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("replay-fixture", "write a log of a given size for replay benchmarks");
   cmd->group("");  // hidden: a benchmark aid, documented in docs/tools.md
   cmd->add_option("DIR", args->dir, "new log directory")->required();
-  cmd->add_option("--bytes", args->bytes, "bytes of entries to write")->capture_default_str();
-  cmd->add_option("--payload", args->payload, "payload bytes per mutation")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20))
-      ->capture_default_str();
+  add_size_option(cmd, "--bytes", &args->bytes, "bytes of entries to write");
+  add_size_option(cmd, "--payload", &args->payload, "payload bytes per mutation", 1, uint64_t{1} << 20);
   cmd->add_option("--tables", args->tables, "mutations go round these many tables")
       ->check(CLI::Range(1u, 1u << 20))
       ->capture_default_str();
-  cmd->add_option("--segment-size", args->segment_size, "segment size in bytes")->capture_default_str();
+  add_size_option(cmd, "--segment-size", &args->segment_size, "commitlog_segment_size");
   cmd->add_option("--compression", args->compression, "none or lz4")
       ->check(CLI::IsMember({"none", "lz4"}))
       ->capture_default_str();

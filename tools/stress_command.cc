@@ -3,8 +3,8 @@
 // built on it; tools/stress_workload.h holds the workload's formula.
 //
 //   commitlog stress --dir DIR [--config FILE] [--policy NAME] [--period MS]
-//       [--window MS] [--segment-size BYTES] [--producers N] [--fibers M]
-//       [--max-size BYTES] [--acks FILE] [--duration SECONDS] [--rate PER_SECOND]
+//       [--window MS] [--segment-size SIZE] [--producers N] [--fibers M]
+//       [--max-size SIZE] [--acks FILE] [--duration SECONDS] [--rate PER_SECOND]
 //     Replays DIR if it holds a log (strict: only each run's torn tail may be
 //     damaged), then appends from N threads x M fibers; producer P = t*M + f
 //     continues after its highest replayed S. After each acknowledged append
@@ -12,7 +12,7 @@
 //     kill -9. Runs until killed, or for --duration seconds and then closes
 //     the log. --rate paces the producers (total appends per second; default
 //     0, as fast as the policy lets them). Flags override the values of --config.
-//   commitlog stress --check --dir DIR [--acks FILE] [--max-size BYTES] [--allow-loss]
+//   commitlog stress --check --dir DIR [--acks FILE] [--max-size SIZE] [--allow-loss]
 //     Replays DIR, checks every payload and each producer's S sequence and
 //     compares with FILE; prints one verdict line.
 //
@@ -51,6 +51,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "tools/commands.h"
+#include "tools/size_option.h"
 #include "tools/stress_workload.h"
 
 namespace commitlog::tools {
@@ -332,9 +333,8 @@ void add_stress_command(CLI::App& app, int& exit_code) {
       "stress", "append a checkable workload until killed; --check judges what a run left behind");
   cmd->add_option("--dir", args->dir, "log directory; replayed first if it holds a log")->required();
   cmd->add_option("--acks", args->acks, "file of \"<P> <S>\" lines, one per acknowledged append");
-  cmd->add_option("--max-size", args->max_size, "filler length modulus (the same for every run and --check)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30))
-      ->capture_default_str();
+  add_size_option(cmd, "--max-size", &args->max_size, "filler length modulus (the same for every run and --check)", 1,
+                  uint64_t{1} << 30);
   cmd->add_flag("--check", args->check, "replay --dir and check it against the workload and --acks");
   cmd->add_flag("--allow-loss", args->allow_loss,
                 "--check: report acknowledged mutations missing from the log without failing (periodic)");
@@ -345,8 +345,7 @@ void add_stress_command(CLI::App& app, int& exit_code) {
                           ->check(CLI::PositiveNumber);
   args->window_flag = cmd->add_option("--window", args->window_ms, "commitlog_sync_group_window in ms")
                           ->check(CLI::PositiveNumber);
-  args->segment_size_flag = cmd->add_option("--segment-size", args->segment_size, "commitlog_segment_size")
-                                ->transform(CLI::AsSizeValue(false));
+  args->segment_size_flag = add_size_option(cmd, "--segment-size", &args->segment_size, "commitlog_segment_size");
   cmd->add_option("--producers", args->threads, "producer threads (N)")->check(CLI::Range(1, 1024))->capture_default_str();
   cmd->add_option("--fibers", args->fibers, "fibers per producer thread (M)")
       ->check(CLI::Range(1, 100000))

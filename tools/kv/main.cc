@@ -82,6 +82,7 @@ int main(int argc, char** argv) {
   CLI::App app{"commitlog-kv: a Redis-protocol key-value server on the commit log"};
   Args args;
   commitlog::kv::ServerOptions options;
+  app.set_version_flag("-V,--version", "commitlog-kv " COMMITLOG_VERSION);
   app.add_option("--config", args.config, "commit-log yaml (conf/commitlog.yaml keys)");
   app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")
       ->capture_default_str();

@@ -1,0 +1,125 @@
+// The face of both binaries: --version, an unknown or missing command, help
+// text, sizes in the yaml's syntax, and `commitlog config`'s --strict, --format
+// yaml and error lists, driven through the built binaries.
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "commitlog/config.h"
+#include "tests/support/run_process.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using Run = testing::ProcessRun;
+
+Run run(const std::string& binary, const std::string& args, bool with_stderr = false) {
+  return testing::run_process(binary + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null"));
+}
+
+Run cli(const std::string& args, bool with_stderr = false) { return run(COMMITLOG_CLI, args, with_stderr); }
+
+std::string kv_binary() {
+  const std::string path = COMMITLOG_CLI;
+  return path.substr(0, path.rfind('/') + 1) + "commitlog-kv";
+}
+
+std::string write_file(const testing::TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir.file(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST_CASE("cli: --version and -V print the CMake project version") {
+  for (const char* flag : {"--version", "-V"}) {
+    const Run r = cli(flag);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "commitlog " COMMITLOG_VERSION "\n");
+  }
+}
+
+TEST_CASE("cli: commitlog-kv --version prints the CMake project version") {
+  if (!std::filesystem::exists(kv_binary())) return;  // built without the server
+  const Run r = run(kv_binary(), "--version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "commitlog-kv " COMMITLOG_VERSION "\n");
+}
+
+TEST_CASE("cli: an unknown command is named and the commands are listed") {
+  const Run r = cli("frobnicate --dir x", true);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.starts_with("commitlog: unknown command 'frobnicate'\n"));
+  CHECK(r.out.find("commands: demo, config, dump, verify, replay, stat, bench, stress") != std::string::npos);
+  const Run none = cli("", true);
+  CHECK(none.exit_code == 2);
+  CHECK(none.out.starts_with("commitlog: a command is required\ncommands: demo, config"));
+}
+
+TEST_CASE("cli: bench --help shows the format's names, not an enum's values") {
+  const Run r = cli("bench --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--format TEXT:{table,csv,json}") != std::string::npos);
+  CHECK(r.out.find("ENUM") == std::string::npos);
+  CHECK(r.out.find("->") == std::string::npos);
+}
+
+TEST_CASE("cli: size options take the yaml's syntax") {
+  testing::TempDir dir;
+  const Run wrote = cli("replay-fixture " + dir.file("log") + " --bytes 64KiB --payload 1KiB --segment-size 1MiB");
+  CHECK(wrote.exit_code == 0);
+  CHECK(wrote.out.find("mutations of 1024 bytes") != std::string::npos);
+  const Run too_big = cli("replay-fixture " + dir.file("log2") + " --payload 2MiB", true);
+  CHECK(too_big.exit_code == 2);
+  CHECK(too_big.out.find("'2MiB' is not from 1B to 1MiB") != std::string::npos);
+  const Run not_a_size = cli("replay-fixture " + dir.file("log3") + " --segment-size 32MB", true);
+  CHECK(not_a_size.exit_code == 2);
+  CHECK(not_a_size.out.find("'32MB' is not a size (e.g. 100, 4KiB, 32MiB)") != std::string::npos);
+  CHECK(cli("stress --dir " + dir.file("stress") + " --duration 0.1 --segment-size 64KiB --max-size 1KiB").exit_code ==
+        0);
+}
+
+TEST_CASE("cli: config --strict makes a warning exit 2") {
+  testing::TempDir dir;
+  const std::string typo = write_file(dir, "typo.yaml", "comitlog_sync: batch\n");
+  CHECK(cli("config " + typo).exit_code == 0);
+  const Run strict = cli("config --strict " + typo, true);
+  CHECK(strict.exit_code == 2);
+  CHECK(strict.out == "commitlog config: " + typo +
+                          ":1: comitlog_sync is not a known key and is ignored; did you mean commitlog_sync?\n");
+  CHECK(cli("config --strict " + write_file(dir, "ok.yaml", "commitlog_sync: batch\n")).exit_code == 0);
+}
+
+TEST_CASE("cli: config prints every problem of a file, one per line") {
+  testing::TempDir dir;
+  const std::string bad = write_file(dir, "bad.yaml", "commitlog_sync: bach\ncommitlog_segment_size: 32MB\n");
+  const Run r = cli("config " + bad, true);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out == "commitlog config: " + bad + ":1: commitlog_sync: 'bach' names an unknown sync policy (known: " +
+                     "adaptive, batch, group, periodic)\ncommitlog config: " + bad +
+                     ":2: commitlog_segment_size: '32MB' is not a size (expected e.g. 32MiB)\n");
+}
+
+TEST_CASE("cli: config --format yaml prints a file that loads back to the same settings") {
+  testing::TempDir dir;
+  const std::string file = write_file(dir, "c.yaml",
+                                      "commitlog_sync: group\ncommitlog_sync_group_window_in_ms: 0.5\n"
+                                      "commitlog_segment_size_in_mb: 8\ncommitlog_compression:\n"
+                                      "  - class_name: LZ4Compressor\n");
+  const Run r = cli("config --format yaml " + file);
+  REQUIRE(r.exit_code == 0);
+  const std::string copy = write_file(dir, "copy.yaml", r.out);
+  const Result<LoadedConfig> original = load_config_file(file), reloaded = load_config_file(copy);
+  REQUIRE(original.ok());
+  REQUIRE_MESSAGE(reloaded.ok(), reloaded.status().to_string());
+  for (size_t i = 0; i < original->settings.size(); ++i) {
+    INFO(original->settings[i].key);
+    CHECK(reloaded->settings[i].value == original->settings[i].value);
+  }
+  CHECK(r.out.find("commitlog_sync_group_window: 500us\n") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace commitlog
