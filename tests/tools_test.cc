@@ -153,12 +153,6 @@ void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
   REQUIRE(out.good());
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  REQUIRE(out.good());
-}
-
 // Flips one bit inside the payload of the entry at `position`.
 void damage_payload(const std::string& dir, const Position& position) {
   const std::string path = path_of(dir, position.segment);
