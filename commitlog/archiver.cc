@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <map>
 
-#include "segment/mapped_segment.h"
+#include "segment/file_name.h"
 
 extern char** environ;
 
@@ -214,7 +214,9 @@ Result<uint64_t> restore_segments(const ArchivingProperties& properties, const s
     auto names = fs.list(dir);
     if (!names.ok()) return names.status();
     for (const std::string& name : *names) {
-      if (!parse_segment_file_name(name)) continue;
+      auto id = parse_segment_file_name(name);
+      if (!id.ok()) return Status::invalid_argument(dir + "/" + id.status().message());
+      if (!*id) continue;
       const std::string to = staging_dir + "/" + name;
       if (fs.exists(to) || fs.exists(live_dir + "/" + name)) continue;
       CL_RETURN_IF_ERROR(run_command(properties.restore_command, {{"from", dir + "/" + name}, {"to", to}}));

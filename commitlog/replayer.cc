@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
-#include "segment/checksum.h"
+#include "segment/codec.h"
+#include "segment/file_name.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 
@@ -28,19 +28,19 @@ Result<Prologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   std::byte bytes[format::kHeaderSize + format::kSectionHeaderSize] = {};
   auto got = (*f)->read_at(0, bytes);
   if (!got.ok()) return got.status();
-  p.problem = parse_segment_header({bytes, *got}, &p.header);
+  p.problem = decode_segment_header({bytes, *got}, &p.header);
   // The id from the name, not the header: a damaged header must not hide
   // that the segment holds sealed data. A plain segment starts with a
-  // marker, a compressed one with a section header.
+  // marker, a compressed one with a section header; without a readable
+  // header, any flags and capacity are allowed.
+  const bool readable = p.problem == HeaderProblem::kNone;
+  const uint16_t flags = readable ? p.header.flags : format::kKnownFlags;
+  const uint64_t capacity = readable ? p.header.capacity : UINT64_MAX;
   const std::byte* first = bytes + format::kFirstMarkerOffset;
-  if (*got >= format::kFirstEntryOffset) {
-    const uint64_t next = load_u64(first);
-    p.has_data = next != 0 && load_u64(first + 8) == marker_checksum(next, file.id, format::kFirstMarkerOffset);
-  }
-  if (*got >= sizeof bytes) {
-    p.has_data = p.has_data || load_u64(first + format::kSectionHeaderChecksum) ==
-                                   section_header_checksum(first, file.id, format::kHeaderSize);
-  }
+  p.has_data = (*got >= format::kFirstEntryOffset &&
+                decode_marker(first, file.id, format::kFirstMarkerOffset, flags)) ||
+               (*got >= sizeof bytes &&
+                decode_section_header(first, file.id, format::kHeaderSize, flags, capacity));
   return p;
 }
 
@@ -198,7 +198,9 @@ Result<std::vector<SegmentFile>> list_segment_files(FileSystem& fs, const std::s
   if (!names.ok()) return names.status();
   std::vector<SegmentFile> files;
   for (const auto& name : *names) {
-    if (auto id = parse_segment_file_name(name)) files.push_back({*id, dir + "/" + name});
+    auto id = parse_segment_file_name(name);
+    if (!id.ok()) return Status::invalid_argument(dir + "/" + id.status().message());
+    if (*id) files.push_back({**id, dir + "/" + name});
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   return files;

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "commitlog/thread_name.h"
+#include "segment/file_name.h"
 
 namespace commitlog {
 namespace {
@@ -21,7 +22,9 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir) {
   if (!names.ok()) return names.status();
   uint64_t next = now_us() / 1000;
   for (const auto& name : *names) {
-    if (auto id = parse_segment_file_name(name)) next = std::max(next, *id + 1);
+    auto id = parse_segment_file_name(name);
+    if (!id.ok()) return Status::invalid_argument(dir + "/" + id.status().message());
+    if (*id) next = std::max(next, **id + 1);
   }
   return next;
 }

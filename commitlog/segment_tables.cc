@@ -14,7 +14,7 @@ Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& fil
   CL_RETURN_IF_ERROR(read_whole_file(fs, file.path, buffer));
   SegmentTables out;
   SegmentHeader header;
-  const HeaderProblem problem = parse_segment_header(*buffer, &header);
+  const HeaderProblem problem = decode_segment_header(*buffer, &header);
   const bool all_zero = std::all_of(buffer->begin(), buffer->end(), [](std::byte b) { return b == std::byte{0}; });
   if (all_zero) return out;
   if (problem != HeaderProblem::kNone) {

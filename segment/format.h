@@ -1,6 +1,7 @@
 // The on-disk format of a segment: the constants shared by writer and reader.
 // segment/FORMAT.md has the grammar; this header is the single source of the
-// numbers. A change to any layout below bumps kFormatVersion, or comes with a
+// numbers, and segment/codec.h the one encoder and decoder of the structures
+// they lay out, shared by writer and reader. A change to any layout below bumps kFormatVersion, or comes with a
 // header flag that older readers refuse (kKnownFlags).
 //
 //   offset 0                64               80

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cassert>
-#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "segment/checksum.h"
+#include "segment/codec.h"
+#include "segment/file_name.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -31,28 +32,6 @@ std::atomic_ref<uint32_t> length_field(std::byte* entry) {
 
 }  // namespace
 
-std::string segment_file_name(uint64_t id) {
-  return std::string(format::kFilePrefix) + std::to_string(format::kFormatVersion) + "-" +
-         std::to_string(id) + format::kFileSuffix;
-}
-
-std::optional<uint64_t> parse_segment_file_name(const std::string& name) {
-  std::string_view rest = name;
-  std::string_view prefix = format::kFilePrefix, suffix = format::kFileSuffix;
-  if (!rest.starts_with(prefix) || !rest.ends_with(suffix)) return std::nullopt;
-  rest = rest.substr(prefix.size(), rest.size() - prefix.size() - suffix.size());
-  size_t dash = rest.find('-');
-  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
-  uint64_t version = 0, id = 0;
-  auto v = std::from_chars(rest.data(), rest.data() + dash, version);
-  if (v.ec != std::errc() || v.ptr != rest.data() + dash) return std::nullopt;
-  const char* id_begin = rest.data() + dash + 1;
-  const char* id_end = rest.data() + rest.size();
-  auto r = std::from_chars(id_begin, id_end, id);
-  if (r.ec != std::errc() || r.ptr != id_end || id_begin == id_end) return std::nullopt;
-  return id;
-}
-
 Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const std::string& dir,
                                                              SegmentFileInfo info, uint64_t now_us,
                                                              BufferPool* pool) {
@@ -70,16 +49,9 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   if (compressed && (pool == nullptr || pool->buffer_size() < info.capacity)) {
     return Status::invalid_argument("a compressed segment needs a buffer pool of segment-sized buffers");
   }
-  std::byte header[format::kHeaderSize] = {};
-  store_u64(header + format::kHeaderMagicOffset, format::kMagic);
-  store_u16(header + format::kHeaderVersionOffset, format::kFormatVersion);
-  store_u16(header + format::kHeaderFlagsOffset, info.flags);
-  store_u32(header + format::kHeaderSizeOffset, format::kHeaderSize);
-  store_u64(header + format::kHeaderIdOffset, info.id);
-  store_u64(header + format::kHeaderCreatedOffset, now_us);
-  store_u64(header + format::kHeaderCapacityOffset, info.capacity);
-  store_u64(header + format::kHeaderPreviousIdOffset, info.previous_id);
-  store_u64(header + format::kHeaderChecksumOffset, checksum({header, format::kHeaderChecksumOffset}));
+  std::byte header[format::kHeaderSize];
+  encode_segment_header({format::kFormatVersion, info.flags, info.id, now_us, info.capacity, info.previous_id},
+                        header);
 
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
   std::optional<PooledBuffer> buffer;
@@ -173,12 +145,7 @@ bool MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_u
   std::byte* entry = base_ + offset;
   std::byte header[format::kEntryHeaderSize];
   const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + payload.size());
-  store_u32(header + format::kEntryLengthOffset, length);
-  store_u32(header + format::kEntryTableOffset, table);
-  store_u64(header + format::kEntryTimeOffset, time_us);
-  store_u64(header + format::kEntryPayloadChecksumOffset, checksum(payload));
-  store_u64(header + format::kEntryHeaderChecksumOffset,
-            entry_header_checksum(header, info_.id, offset));
+  encode_entry_header(header, {length, table, time_us, checksum(payload)}, info_.id, offset);
   const bool went_direct = direct && !payload.empty() &&
                            storage_->write_direct(offset + format::kEntryHeaderSize, payload);
   if (!went_direct && !payload.empty()) {
@@ -253,12 +220,8 @@ void MappedSegment::write_marker(uint64_t at, uint64_t next) {
   // synced_ is what the last completed flush covered, never the flush this
   // seal may be for: a power loss before that one ends may tear anything
   // above synced_, and the reader must then take such damage for a torn tail.
-  const bool synced_marks = (info_.flags & format::kFlagSyncedMarks) != 0;
-  const uint64_t word =
-      synced_marks && next != format::kEndOfSegment ? format::marker_word(next, synced_) : next;
   std::byte marker[format::kMarkerSize];
-  store_u64(marker, word);
-  store_u64(marker + 8, marker_checksum(word, info_.id, at));
+  encode_marker(marker, {next, synced_}, info_.id, at, info_.flags);
   std::memcpy(base_ + at, marker, sizeof marker);
 }
 

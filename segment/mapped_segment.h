@@ -45,10 +45,6 @@ struct TableExtent {
   uint64_t last_offset = 0;
 };
 
-std::string segment_file_name(uint64_t id);
-// The id in a name of the form CommitLog-<version>-<id>.log, or nullopt.
-std::optional<uint64_t> parse_segment_file_name(const std::string& name);
-
 class MappedSegment {
  public:
   // Creates `dir`/CommitLog-<v>-<id>.log (preallocated and mapped, or, with

@@ -10,33 +10,14 @@
 namespace commitlog {
 namespace {
 
-struct SectionHeader {
-  uint64_t image_offset = 0;
-  uint32_t image_length = 0;
-  uint32_t stored_length = 0;
-  uint32_t flags = 0;
-  uint64_t stored_checksum = 0;
-};
-
-// A section header at `at` that checks out and fits both the file and the image.
+// A section header at `at` that checks out and whose stored bytes fit the file.
 bool valid_section_at(std::span<const std::byte> file, const SegmentHeader& header, uint64_t at,
                       SectionHeader* out) {
   if (at + format::kSectionHeaderSize > file.size()) return false;
-  const std::byte* h = file.data() + at;
-  if (load_u64(h + format::kSectionHeaderChecksum) != section_header_checksum(h, header.id, at)) return false;
-  out->image_offset = load_u64(h + format::kSectionImageOffset);
-  out->image_length = load_u32(h + format::kSectionImageLength);
-  out->stored_length = load_u32(h + format::kSectionStoredLength);
-  out->flags = load_u32(h + format::kSectionFlags);
-  out->stored_checksum = load_u64(h + format::kSectionStoredChecksum);
-  const uint32_t known = (header.flags & format::kFlagFlushGroups) != 0
-                             ? format::kSectionRaw | format::kSectionJoined | format::kSectionMore
-                             : format::kSectionRaw;
-  return out->image_offset >= format::kHeaderSize &&
-         out->image_offset + out->image_length <= header.capacity &&
-         at + format::kSectionHeaderSize + out->stored_length <= file.size() &&
-         (out->flags & ~known) == 0 &&
-         ((out->flags & format::kSectionRaw) == 0 || out->stored_length == out->image_length);
+  const auto s = decode_section_header(file.data() + at, header.id, at, header.flags, header.capacity);
+  if (!s || s->stored_length > file.size() - at - format::kSectionHeaderSize) return false;
+  *out = *s;
+  return true;
 }
 
 bool zero(std::span<const std::byte> bytes) {

@@ -7,45 +7,6 @@
 
 namespace commitlog {
 
-HeaderProblem parse_segment_header(std::span<const std::byte> bytes, SegmentHeader* header) {
-  const size_t n = std::min(bytes.size(), format::kHeaderSize);
-  if (std::all_of(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(n),
-                  [](std::byte b) { return b == std::byte{0}; })) {
-    return HeaderProblem::kAllZero;
-  }
-  if (bytes.size() < format::kHeaderSize) return HeaderProblem::kTooShort;
-  const std::byte* h = bytes.data();
-  if (load_u64(h + format::kHeaderMagicOffset) != format::kMagic) return HeaderProblem::kNotASegment;
-  if (load_u64(h + format::kHeaderChecksumOffset) != checksum({h, format::kHeaderChecksumOffset})) {
-    return HeaderProblem::kBadChecksum;
-  }
-  header->version = load_u16(h + format::kHeaderVersionOffset);
-  header->flags = load_u16(h + format::kHeaderFlagsOffset);
-  header->id = load_u64(h + format::kHeaderIdOffset);
-  header->created_us = load_u64(h + format::kHeaderCreatedOffset);
-  header->capacity = load_u64(h + format::kHeaderCapacityOffset);
-  header->previous_id = load_u64(h + format::kHeaderPreviousIdOffset);
-  if (header->version != format::kFormatVersion ||
-      load_u32(h + format::kHeaderSizeOffset) != format::kHeaderSize) {
-    return HeaderProblem::kUnknownVersion;
-  }
-  if ((header->flags & ~format::kKnownFlags) != 0) return HeaderProblem::kUnknownFlags;
-  return HeaderProblem::kNone;
-}
-
-const char* header_problem_name(HeaderProblem problem) {
-  switch (problem) {
-    case HeaderProblem::kNone: return "ok";
-    case HeaderProblem::kAllZero: return "header never written (all zero)";
-    case HeaderProblem::kTooShort: return "file shorter than a segment header";
-    case HeaderProblem::kNotASegment: return "not a commit log segment (bad magic)";
-    case HeaderProblem::kUnknownVersion: return "unknown segment format version";
-    case HeaderProblem::kBadChecksum: return "segment header checksum mismatch";
-    case HeaderProblem::kUnknownFlags: return "segment header has unknown flags";
-  }
-  return "unknown";
-}
-
 const char* damage_kind_name(DamageKind kind) {
   switch (kind) {
     case DamageKind::kBadMarker: return "bad sync marker";
@@ -73,21 +34,9 @@ SegmentReader::SegmentReader(std::span<const std::byte> bytes, const SegmentHead
 
 bool SegmentReader::valid_marker_at(uint64_t at, Marker* marker) const {
   if (at + format::kMarkerSize > bytes_.size()) return false;
-  const std::byte* m = bytes_.data() + at;
-  const uint64_t word = load_u64(m);
-  const bool synced_marks = (header_.flags & format::kFlagSyncedMarks) != 0;
-  Marker found{word, 0};
-  if (synced_marks && word != format::kEndOfSegment) {
-    found = {format::marker_next(word), format::marker_synced(word)};
-    if (found.synced > at) return false;  // nothing above a marker is durable before it is written
-  }
-  if (found.next != format::kEndOfSegment &&
-      (found.next < at + format::kMarkerSize || found.next % format::kAlignment != 0 ||
-       found.next > bytes_.size())) {
-    return false;
-  }
-  if (load_u64(m + 8) != marker_checksum(word, header_.id, at)) return false;
-  *marker = found;
+  const auto found = decode_marker(bytes_.data() + at, header_.id, at, header_.flags);
+  if (!found || (found->next != format::kEndOfSegment && found->next > bytes_.size())) return false;
+  *marker = *found;
   return true;
 }
 
@@ -214,24 +163,23 @@ SegmentItem SegmentReader::next() {
       cursor_ = section_end_;
       return damaged({at, section_end_ - at, DamageKind::kEntryOverrunsSection});
     }
-    if (load_u64(e + format::kEntryHeaderChecksumOffset) != entry_header_checksum(e, header_.id, at)) {
+    const auto header = decode_entry_header(e, header_.id, at);
+    if (!header) {
       cursor_ = section_end_;  // the length cannot be trusted: skip the section's rest
       return damaged({at, section_end_ - at, DamageKind::kBadEntryHeader});
     }
-    const uint32_t length = load_u32(e + format::kEntryLengthOffset);
-    const uint64_t footprint = format::align_up(length);
-    if (length < format::kEntryHeaderSize || at + footprint > section_end_) {
+    const uint64_t footprint = format::align_up(header->length);
+    if (at + footprint > section_end_) {
       cursor_ = section_end_;
       return damaged({at, section_end_ - at, DamageKind::kEntryOverrunsSection});
     }
     cursor_ = at + footprint;
-    std::span<const std::byte> payload{e + format::kEntryHeaderSize, length - format::kEntryHeaderSize};
-    if (load_u64(e + format::kEntryPayloadChecksumOffset) != checksum(payload)) {
+    std::span<const std::byte> payload{e + format::kEntryHeaderSize, header->payload_size()};
+    if (header->payload_checksum != checksum(payload)) {
       return damaged({at, footprint, DamageKind::kBadPayloadChecksum});
     }
     if (at < skip_before_) continue;
-    return SegmentEntry{at, load_u32(e + format::kEntryTableOffset),
-                        load_u64(e + format::kEntryTimeOffset), payload};
+    return SegmentEntry{at, header->table, header->time_us, payload};
   }
 }
 

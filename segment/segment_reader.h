@@ -23,31 +23,9 @@
 #include <vector>
 
 #include "commitlog/status.h"
+#include "segment/codec.h"
 
 namespace commitlog {
-
-struct SegmentHeader {
-  uint16_t version = 0;
-  uint16_t flags = 0;
-  uint64_t id = 0;
-  uint64_t created_us = 0;
-  uint64_t capacity = 0;
-  uint64_t previous_id = 0;  // segment written before this one by the same process, or 0
-};
-
-enum class HeaderProblem {
-  kNone,
-  kAllZero,          // preallocated, header never written: an unused file
-  kTooShort,         // fewer bytes than a header
-  kNotASegment,      // wrong magic
-  kUnknownVersion,   // a format version this build does not read
-  kBadChecksum,      // header bytes damaged
-  kUnknownFlags,     // a feature this build does not know
-};
-
-// Checks the header of a segment file. On success fills `header`.
-HeaderProblem parse_segment_header(std::span<const std::byte> bytes, SegmentHeader* header);
-const char* header_problem_name(HeaderProblem problem);
 
 struct SegmentEntry {
   uint64_t offset = 0;  // where the entry starts in the segment
@@ -122,10 +100,6 @@ class SegmentReader {
   Section section() const;
 
  private:
-  struct Marker {
-    uint64_t next = 0;    // format::kEndOfSegment for the end-of-segment marker
-    uint64_t synced = 0;  // 0 without format::kFlagSyncedMarks
-  };
   bool valid_marker_at(uint64_t at, Marker* marker) const;
   bool zero_at(uint64_t at, uint64_t length) const;
   uint64_t find_marker_after(uint64_t from) const;

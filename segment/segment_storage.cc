@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "segment/checksum.h"
+#include "segment/codec.h"
 #include "segment/compression.h"
 #include "segment/format.h"
 
@@ -187,14 +188,8 @@ class CompressedStorage final : public SegmentStorage {
   Status append_section(std::byte* section, uint64_t image_offset, uint32_t image_length,
                         uint32_t stored_length, uint32_t flags, uint64_t stored_checksum) {
     const size_t total = format::align_up(format::kSectionHeaderSize + stored_length);
-    std::memset(section, 0, format::kSectionHeaderSize);
-    store_u64(section + format::kSectionImageOffset, image_offset);
-    store_u32(section + format::kSectionImageLength, image_length);
-    store_u32(section + format::kSectionStoredLength, stored_length);
-    store_u32(section + format::kSectionFlags, flags);
-    store_u64(section + format::kSectionStoredChecksum, stored_checksum);
-    store_u64(section + format::kSectionHeaderChecksum,
-              section_header_checksum(section, segment_id_, file_offset_));
+    encode_section_header(section, {image_offset, image_length, stored_length, flags, stored_checksum},
+                          segment_id_, file_offset_);
     if (file_offset_ + total > allocated_) {
       // Space is reserved ahead in steps: a write that also grows the file
       // makes every fdatasync commit a metadata change (measured: ~30x slower).

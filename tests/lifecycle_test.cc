@@ -16,7 +16,7 @@
 
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
+#include "segment/file_name.h"
 #include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
 

@@ -14,6 +14,7 @@
 #include "segment/buffer_pool.h"
 #include "segment/checksum.h"
 #include "segment/format.h"
+#include "segment/file_name.h"
 #include "segment/mapped_segment.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
@@ -298,7 +299,7 @@ uint64_t append(MappedSegment& segment, const std::string& text) {
 std::vector<std::pair<uint64_t, uint64_t>> markers_of(const std::string& path) {
   const auto bytes = read_file(path);
   SegmentHeader header;
-  REQUIRE(parse_segment_header(bytes, &header) == HeaderProblem::kNone);
+  REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
   const SegmentImage image = load_segment_image(bytes, header);
   SegmentReader reader(image.bytes, header);
   std::vector<std::pair<uint64_t, uint64_t>> markers;

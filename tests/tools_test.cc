@@ -201,7 +201,7 @@ void damage_payload(const std::string& dir, const Position& position) {
 SegmentEnd end_of(const std::string& path) {
   auto bytes = read_bytes(path);
   SegmentHeader header;
-  REQUIRE(parse_segment_header(bytes, &header) == HeaderProblem::kNone);
+  REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
   SegmentReader reader(bytes, header);
   while (true) {
     SegmentItem item = reader.next();

@@ -12,7 +12,7 @@
 
 #include "commitlog/replayer.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
+#include "segment/file_name.h"
 
 namespace commitlog::tools {
 namespace {
@@ -69,7 +69,7 @@ Result<LogFile> check_segment_file(const std::string& path, uint64_t id) {
   auto got = read_prefix(fd.get(), path, bytes);
   if (!got.ok()) return got.status();
   SegmentHeader header;
-  const HeaderProblem problem = parse_segment_header({bytes, *got}, &header);
+  const HeaderProblem problem = decode_segment_header({bytes, *got}, &header);
   std::string error = header_input_error(path, *size, problem, header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
   return LogFile{id, path, *size};
@@ -136,7 +136,8 @@ Result<std::vector<LogFile>> open_log_paths(const std::vector<std::string>& path
       continue;
     }
     const std::string name = std::filesystem::path(path).filename().string();
-    auto file = check_segment_file(path, parse_segment_file_name(name).value_or(0));
+    auto id = parse_segment_file_name(name);
+    auto file = check_segment_file(path, id.ok() ? id->value_or(0) : 0);
     if (!file.ok()) return file.status();
     files.push_back(std::move(file).value());
   }
@@ -153,7 +154,7 @@ Result<LoadedSegment> load_segment(const LogFile& file) {
   auto got = read_prefix(fd.get(), file.path, segment.bytes);
   if (!got.ok()) return got.status();
   segment.bytes.resize(*got);
-  segment.problem = parse_segment_header(segment.bytes, &segment.header);
+  segment.problem = decode_segment_header(segment.bytes, &segment.header);
   std::string error = header_input_error(file.path, *got, segment.problem, segment.header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
   return segment;

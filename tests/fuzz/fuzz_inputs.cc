@@ -11,7 +11,7 @@ namespace commitlog::fuzzing {
 
 size_t read_segment(std::span<const std::byte> file) {
   SegmentHeader header;
-  if (parse_segment_header(file, &header) != HeaderProblem::kNone) return 0;
+  if (decode_segment_header(file, &header) != HeaderProblem::kNone) return 0;
   const SegmentImage image = load_segment_image(file, header);
   SegmentReader reader(image.bytes, header);
   size_t entries = 0;

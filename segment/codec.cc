@@ -1,0 +1,144 @@
+#include "segment/codec.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "segment/checksum.h"
+
+namespace commitlog {
+namespace {
+
+bool synced_marks(uint16_t flags) { return (flags & format::kFlagSyncedMarks) != 0; }
+
+}  // namespace
+
+const char* header_problem_name(HeaderProblem problem) {
+  switch (problem) {
+    case HeaderProblem::kNone: return "ok";
+    case HeaderProblem::kAllZero: return "header never written (all zero)";
+    case HeaderProblem::kTooShort: return "file shorter than a segment header";
+    case HeaderProblem::kNotASegment: return "not a commit log segment (bad magic)";
+    case HeaderProblem::kBadChecksum: return "segment header checksum mismatch";
+    case HeaderProblem::kUnknownVersion: return "unknown segment format version";
+    case HeaderProblem::kUnknownFlags: return "segment header has unknown flags";
+  }
+  return "unknown";
+}
+
+void encode_segment_header(const SegmentHeader& header, std::span<std::byte, format::kHeaderSize> out) {
+  std::byte* h = out.data();
+  std::memset(h, 0, format::kHeaderSize);
+  store_u64(h + format::kHeaderMagicOffset, format::kMagic);
+  store_u16(h + format::kHeaderVersionOffset, header.version);
+  store_u16(h + format::kHeaderFlagsOffset, header.flags);
+  store_u32(h + format::kHeaderSizeOffset, format::kHeaderSize);
+  store_u64(h + format::kHeaderIdOffset, header.id);
+  store_u64(h + format::kHeaderCreatedOffset, header.created_us);
+  store_u64(h + format::kHeaderCapacityOffset, header.capacity);
+  store_u64(h + format::kHeaderPreviousIdOffset, header.previous_id);
+  store_u64(h + format::kHeaderChecksumOffset, checksum({h, format::kHeaderChecksumOffset}));
+}
+
+HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHeader* header) {
+  const auto prefix = bytes.first(std::min(bytes.size(), format::kHeaderSize));
+  if (std::all_of(prefix.begin(), prefix.end(), [](std::byte b) { return b == std::byte{0}; })) {
+    return HeaderProblem::kAllZero;
+  }
+  if (bytes.size() < format::kHeaderSize) return HeaderProblem::kTooShort;
+  const std::byte* h = bytes.data();
+  if (load_u64(h + format::kHeaderMagicOffset) != format::kMagic) return HeaderProblem::kNotASegment;
+  if (load_u64(h + format::kHeaderChecksumOffset) != checksum({h, format::kHeaderChecksumOffset})) {
+    return HeaderProblem::kBadChecksum;
+  }
+  header->version = load_u16(h + format::kHeaderVersionOffset);
+  header->flags = load_u16(h + format::kHeaderFlagsOffset);
+  header->id = load_u64(h + format::kHeaderIdOffset);
+  header->created_us = load_u64(h + format::kHeaderCreatedOffset);
+  header->capacity = load_u64(h + format::kHeaderCapacityOffset);
+  header->previous_id = load_u64(h + format::kHeaderPreviousIdOffset);
+  if (header->version != format::kFormatVersion ||
+      load_u32(h + format::kHeaderSizeOffset) != format::kHeaderSize) {
+    return HeaderProblem::kUnknownVersion;
+  }
+  if ((header->flags & ~format::kKnownFlags) != 0) return HeaderProblem::kUnknownFlags;
+  return HeaderProblem::kNone;
+}
+
+void encode_marker(std::byte* out, const Marker& marker, uint64_t segment_id, uint64_t own_offset,
+                   uint16_t flags) {
+  const uint64_t word = synced_marks(flags) && marker.next != format::kEndOfSegment
+                            ? format::marker_word(marker.next, marker.synced)
+                            : marker.next;
+  store_u64(out, word);
+  store_u64(out + 8, marker_checksum(word, segment_id, own_offset));
+}
+
+std::optional<Marker> decode_marker(const std::byte* in, uint64_t segment_id, uint64_t own_offset,
+                                    uint16_t flags) {
+  const uint64_t word = load_u64(in);
+  Marker marker{word, 0};
+  if (synced_marks(flags) && word != format::kEndOfSegment) {
+    marker = {format::marker_next(word), format::marker_synced(word)};
+    // Nothing above a marker is durable before the marker itself is written.
+    if (marker.synced > own_offset) return std::nullopt;
+  }
+  if (marker.next != format::kEndOfSegment &&
+      (marker.next < own_offset + format::kMarkerSize || marker.next % format::kAlignment != 0)) {
+    return std::nullopt;
+  }
+  if (load_u64(in + 8) != marker_checksum(word, segment_id, own_offset)) return std::nullopt;
+  return marker;
+}
+
+void encode_entry_header(std::byte* out, const EntryHeader& entry, uint64_t segment_id,
+                         uint64_t own_offset) {
+  store_u32(out + format::kEntryLengthOffset, entry.length);
+  store_u32(out + format::kEntryTableOffset, entry.table);
+  store_u64(out + format::kEntryTimeOffset, entry.time_us);
+  store_u64(out + format::kEntryPayloadChecksumOffset, entry.payload_checksum);
+  store_u64(out + format::kEntryHeaderChecksumOffset, entry_header_checksum(out, segment_id, own_offset));
+}
+
+std::optional<EntryHeader> decode_entry_header(const std::byte* in, uint64_t segment_id,
+                                               uint64_t own_offset) {
+  if (load_u64(in + format::kEntryHeaderChecksumOffset) != entry_header_checksum(in, segment_id, own_offset)) {
+    return std::nullopt;
+  }
+  EntryHeader entry{load_u32(in + format::kEntryLengthOffset), load_u32(in + format::kEntryTableOffset),
+                    load_u64(in + format::kEntryTimeOffset),
+                    load_u64(in + format::kEntryPayloadChecksumOffset)};
+  if (entry.length < format::kEntryHeaderSize) return std::nullopt;
+  return entry;
+}
+
+void encode_section_header(std::byte* out, const SectionHeader& section, uint64_t segment_id,
+                           uint64_t own_offset) {
+  std::memset(out, 0, format::kSectionHeaderSize);
+  store_u64(out + format::kSectionImageOffset, section.image_offset);
+  store_u32(out + format::kSectionImageLength, section.image_length);
+  store_u32(out + format::kSectionStoredLength, section.stored_length);
+  store_u32(out + format::kSectionFlags, section.flags);
+  store_u64(out + format::kSectionStoredChecksum, section.stored_checksum);
+  store_u64(out + format::kSectionHeaderChecksum, section_header_checksum(out, segment_id, own_offset));
+}
+
+std::optional<SectionHeader> decode_section_header(const std::byte* in, uint64_t segment_id,
+                                                   uint64_t own_offset, uint16_t segment_flags,
+                                                   uint64_t capacity) {
+  if (load_u64(in + format::kSectionHeaderChecksum) != section_header_checksum(in, segment_id, own_offset)) {
+    return std::nullopt;
+  }
+  SectionHeader s{load_u64(in + format::kSectionImageOffset), load_u32(in + format::kSectionImageLength),
+                  load_u32(in + format::kSectionStoredLength), load_u32(in + format::kSectionFlags),
+                  load_u64(in + format::kSectionStoredChecksum)};
+  const uint32_t known = (segment_flags & format::kFlagFlushGroups) != 0
+                             ? format::kSectionRaw | format::kSectionJoined | format::kSectionMore
+                             : format::kSectionRaw;
+  const bool fits = s.image_offset >= format::kHeaderSize && s.image_offset <= capacity &&
+                    s.image_length <= capacity - s.image_offset;
+  const bool raw_ok = (s.flags & format::kSectionRaw) == 0 || s.stored_length == s.image_length;
+  if (!fits || (s.flags & ~known) != 0 || !raw_ok) return std::nullopt;
+  return s;
+}
+
+}  // namespace commitlog

@@ -1,0 +1,98 @@
+// Encoding and decoding of a segment's four structures (layout in format.h):
+// the file header, the sync marker, the entry header and the compressed
+// section header. The writer and every reader go through these functions, so
+// each layout is written down once, as LevelDB's log_format.h is shared by
+// its log writer and reader.
+//
+// Every decoder checks the structure's own checksum, which mixes in the
+// segment id and the offset the structure sits at (checksum.h), and the
+// bounds a writer never exceeds; a decoder reads exactly the structure's
+// bytes at the pointer it is given and never more.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "segment/format.h"
+
+namespace commitlog {
+
+struct SegmentHeader {
+  uint16_t version = 0;
+  uint16_t flags = 0;
+  uint64_t id = 0;
+  uint64_t created_us = 0;
+  uint64_t capacity = 0;     // the file size the writer preallocated
+  uint64_t previous_id = 0;  // segment written before this one by the same process, or 0
+};
+
+enum class HeaderProblem {
+  kNone,
+  kAllZero,         // header never written (a crash while the file was made)
+  kTooShort,        // fewer bytes than a header, not all zero
+  kNotASegment,     // wrong magic
+  kBadChecksum,     // header bytes damaged
+  kUnknownVersion,  // intact, but a format version this build does not read
+  kUnknownFlags,    // intact, but a feature this build does not know
+};
+const char* header_problem_name(HeaderProblem problem);
+
+// Writes the header, its checksum included, into the first kHeaderSize bytes of `out`.
+void encode_segment_header(const SegmentHeader& header, std::span<std::byte, format::kHeaderSize> out);
+// Checks the header at the start of a segment file. Fills `header` when the
+// bytes are an intact header (kNone, kUnknownVersion, kUnknownFlags).
+HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHeader* header);
+
+struct Marker {
+  uint64_t next = 0;    // offset of the next marker, or format::kEndOfSegment
+  uint64_t synced = 0;  // with kFlagSyncedMarks: the segment was durable below this; else 0
+};
+// Writes the kMarkerSize bytes of a marker at `own_offset` of segment
+// `segment_id` to `out`; `flags` are the segment's header flags.
+void encode_marker(std::byte* out, const Marker& marker, uint64_t segment_id, uint64_t own_offset,
+                   uint16_t flags);
+// The marker in the kMarkerSize bytes at `in`, when its checksum holds for
+// `own_offset` of `segment_id` and it could have been written there: `next`
+// is the end of segment or an aligned offset after the marker, and `synced`
+// does not exceed the marker's own offset. `next` is not checked against the
+// segment's size.
+std::optional<Marker> decode_marker(const std::byte* in, uint64_t segment_id, uint64_t own_offset,
+                                    uint16_t flags);
+
+struct EntryHeader {
+  uint32_t length = 0;  // header and payload, unpadded
+  uint32_t table = 0;
+  uint64_t time_us = 0;
+  uint64_t payload_checksum = 0;
+  uint64_t payload_size() const { return length - format::kEntryHeaderSize; }
+};
+// Writes the kEntryHeaderSize bytes of an entry header at `own_offset` to `out`.
+void encode_entry_header(std::byte* out, const EntryHeader& entry, uint64_t segment_id,
+                         uint64_t own_offset);
+// The entry header in the kEntryHeaderSize bytes at `in`, when its checksum
+// holds and its length covers at least the header.
+std::optional<EntryHeader> decode_entry_header(const std::byte* in, uint64_t segment_id,
+                                               uint64_t own_offset);
+
+struct SectionHeader {
+  uint64_t image_offset = 0;
+  uint32_t image_length = 0;
+  uint32_t stored_length = 0;
+  uint32_t flags = 0;  // format::kSectionRaw, kSectionJoined, kSectionMore
+  uint64_t stored_checksum = 0;
+};
+// Writes the kSectionHeaderSize bytes of a section header at file offset
+// `own_offset` to `out`.
+void encode_section_header(std::byte* out, const SectionHeader& section, uint64_t segment_id,
+                           uint64_t own_offset);
+// The section header in the kSectionHeaderSize bytes at `in`, when its
+// checksum holds, its flags are known to a segment with header flags
+// `segment_flags`, a raw section stores exactly its image length, and its
+// image range lies after the file header and within `capacity`. Whether its
+// stored bytes fit the file is the caller's to check.
+std::optional<SectionHeader> decode_section_header(const std::byte* in, uint64_t segment_id,
+                                                   uint64_t own_offset, uint16_t segment_flags,
+                                                   uint64_t capacity);
+
+}  // namespace commitlog

@@ -1,0 +1,22 @@
+// Segment file names: CommitLog-<version>-<id>.log (format::kFilePrefix,
+// kFileSuffix). Ids only increase, so names sort a log's segments in order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "commitlog/status.h"
+
+namespace commitlog {
+
+std::string segment_file_name(uint64_t id);
+
+// The id in a segment file's name. nullopt for a name that is not a
+// segment's (other files in a log directory are ignored); an
+// invalid-argument error naming `name` for one that has a segment's prefix
+// and suffix but whose version or id is not a decimal number below 2^64.
+Result<std::optional<uint64_t>> parse_segment_file_name(std::string_view name);
+
+}  // namespace commitlog
