@@ -175,8 +175,10 @@ stop_server
 # 4. The log as the kill left it.
 verify=$("$cli" verify "$dir/log-at-kill" 2>&1 | tail -1 | sed "s|$dir/||g") || true
 stat_json=$("$cli" stat --format json "$dir/log-at-kill" 2> /dev/null || true)
-segments=$(grep -o '"segments": [0-9]*' <<< "$stat_json" | head -1 | grep -o '[0-9]*$' || echo "?")
-entries=$(grep -o '"entries": [0-9]*' <<< "$stat_json" | head -1 | grep -o '[0-9]*$' || echo "?")
+# The first "segments" and "entries" of `stat --format json` are its totals.
+json_number() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" <<< "$stat_json" | sed -n 1p; }
+segments=$(json_number segments)
+entries=$(json_number entries)
 
 case ${policy%% *} in
   periodic) promise="a SET is answered before it is durable; the log fsyncs every commitlog_sync_period" ;;
