@@ -21,6 +21,10 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
+// A server answers a write once it is durable unless its config or --policy
+// says otherwise; the library's own default, periodic, answers first.
+constexpr const char* kDefaultPolicy = "adaptive";
+
 struct Args {
   std::string config;
   std::string policy;
@@ -30,6 +34,8 @@ struct Args {
 
 int run(const Args& args, commitlog::kv::ServerOptions options) {
   using namespace commitlog;
+  options.log.sync_policy = kDefaultPolicy;
+  options.policy_origin = "commitlog-kv's default";
   if (!args.config.empty()) {
     auto loaded = load_config_file(args.config);
     if (!loaded.ok()) {
@@ -44,6 +50,13 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
       if (v.key == "commitlog_ext_spin_wait" && v.source != ConfigSource::kFile) {
         options.log.spin_wait = server_spin_wait;  // the server's own default
       }
+      if (v.key == "commitlog_sync") {
+        if (v.source == ConfigSource::kFile) {
+          options.policy_origin = fmt::format("{}:{}", args.config, v.line);
+        } else {
+          options.log.sync_policy = kDefaultPolicy;
+        }
+      }
       if (v.key == "commitlog_directory" && v.source == ConfigSource::kFile) {
         fmt::print(
             stderr,
@@ -52,7 +65,10 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
       }
     }
   }
-  if (!args.policy.empty()) options.log.sync_policy = args.policy;
+  if (!args.policy.empty()) {
+    options.log.sync_policy = args.policy;
+    options.policy_origin = "--policy";
+  }
   options.snapshot_interval =
       std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
   options.recovery = args.recovery;
@@ -83,7 +99,9 @@ int main(int argc, char** argv) {
   Args args;
   commitlog::kv::ServerOptions options;
   app.set_version_flag("-V,--version", "commitlog-kv " COMMITLOG_VERSION);
-  app.add_option("--config", args.config, "commit-log yaml (conf/commitlog.yaml keys)");
+  app.add_option("--config", args.config,
+                 "commit-log yaml (conf/commitlog.yaml keys); without commitlog_sync in it, "
+                 "the policy is adaptive");
   app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port; 0 picks a free one")

@@ -96,10 +96,10 @@ Status Server::start() {
                                [this](std::span<const std::string_view> s) { return info(s); }});
   CL_RETURN_IF_ERROR(listen());
   fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {}, {} worker thread{}, snapshot every {} "
-      "ms, commitlog_ext_spin_wait {} us)\n",
-      options_.bind, port_, policy_name_, options_.threads, options_.threads == 1 ? "" : "s",
-      options_.snapshot_interval.count(),
+      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), {} worker thread{}, snapshot "
+      "every {} ms, commitlog_ext_spin_wait {} us)\n",
+      options_.bind, port_, policy_name_, options_.policy_origin, options_.threads,
+      options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
       std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
   std::fflush(stdout);
   return {};

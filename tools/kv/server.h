@@ -41,6 +41,7 @@ Options server_log_defaults();
 
 struct ServerOptions {
   Options log = server_log_defaults();  // its directory is replaced by <dir>/commitlog
+  std::string policy_origin;  // why log.sync_policy: "--policy", "FILE:LINE", a default
   std::string dir = "data";  // snapshots here, the log in <dir>/commitlog
   std::string bind = "127.0.0.1";
   int port = 6380;  // 0: any free port (the ready line names it)
