@@ -29,7 +29,8 @@ struct AlignedBlocks {
     void operator()(std::byte* p) const { std::free(p); }
   };
   AlignedBlocks(size_t blocks, uint8_t fill)
-      : size(blocks * kBlock), bytes(static_cast<std::byte*>(std::aligned_alloc(65536, size))) {
+      : size(blocks * kBlock),
+        bytes(static_cast<std::byte*>(std::aligned_alloc(65536, (size + 65535) / 65536 * 65536))) {
     std::memset(bytes.get(), fill, size);
   }
   std::span<const std::byte> span() const { return {bytes.get(), size}; }

@@ -30,7 +30,8 @@ struct Free {
 using AlignedBytes = std::unique_ptr<std::byte, Free>;
 
 AlignedBytes aligned(size_t size, uint8_t fill) {
-  AlignedBytes bytes(static_cast<std::byte*>(std::aligned_alloc(65536, size)));
+  AlignedBytes bytes(
+      static_cast<std::byte*>(std::aligned_alloc(65536, (size + 65535) / 65536 * 65536)));
   std::memset(bytes.get(), fill, size);
   return bytes;
 }

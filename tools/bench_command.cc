@@ -67,26 +67,6 @@ std::string config_policy(const Options& o) {
   return o.sync_policy;
 }
 
-// Each commitlog variant once per value of an axis (`field` set to it);
-// the other engines once. No values: the variants as they are.
-std::vector<EngineSpec> expand_axis(const std::vector<EngineSpec>& variants,
-                                    const std::vector<std::string>& values,
-                                    std::string EngineSpec::*field) {
-  if (values.empty()) return variants;
-  std::vector<EngineSpec> expanded;
-  for (const EngineSpec& variant : variants) {
-    if (variant.engine != "commitlog") {
-      expanded.push_back(variant);
-      continue;
-    }
-    for (const std::string& value : values) {
-      expanded.push_back(variant);
-      expanded.back().*field = value;
-    }
-  }
-  return expanded;
-}
-
 // Every point of the run, or a usage error.
 Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Options& base) {
   if (!a.config.empty()) {

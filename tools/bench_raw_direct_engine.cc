@@ -39,6 +39,7 @@ struct AlignedBuffer {
   std::unique_ptr<std::byte, Free> bytes;
   uint64_t size = 0;
 
+  // REQUIRES: bytes_needed is a multiple of alignment, a power of two.
   std::byte* reserve(uint64_t bytes_needed, uint64_t alignment) {
     if (bytes_needed > size) {
       bytes.reset(static_cast<std::byte*>(std::aligned_alloc(alignment, bytes_needed)));
