@@ -15,9 +15,11 @@ packages=(
   nlohmann-json3-dev                        # JSON output of the tools
   libbenchmark-dev                          # micro-benchmarks of the append path
   librocksdb-dev                            # the peer engine in `commitlog bench`
-  gnuplot-nox                               # plots in docs/benchmarks.md
+  gnuplot-nox                               # the plots of `commitlog bench --plot`
   clang-14 libclang-rt-14-dev               # libFuzzer targets and sanitizer runtimes
-  redis-server redis-tools                  # commitlog-kv's peer and clients (scripts/kv-bench.sh, kv-crash.sh)
+  redis-tools                               # redis-benchmark and redis-cli: the first command's load and checks
+  redis-server                              # the peer of commitlog-kv in scripts/kv-bench.sh
+  dpkg-dev                                  # dpkg-shlibdeps: the Depends of `cpack -G DEB`
 )
 
 missing=()

@@ -1,23 +1,22 @@
-// Replays the segments of a directory after a crash: lists them, orders them
-// by id, verifies header, markers and entries, and calls a handler with each
-// intact mutation, in log order.
+// Public API. Replays the segments of a directory after a crash: lists them,
+// orders them by id, checks headers, markers and entries, and calls a handler
+// with each intact mutation, in log order. It never hands out a payload
+// whose checksum failed.
 //
-// What counts as normal and what as corruption:
-//  - The torn tail at the end of each process's run of segments (what follows
-//    the last valid marker of the newest segment that process wrote, and any
-//    later, never-sealed segments of that run) is a normal end; its bytes are
-//    counted in torn_tail_bytes.
-//    In segments with format::kFlagSyncedMarks, damage in that newest
-//    segment is a torn tail too when no valid marker after it records a
-//    flush that covered it (SegmentDamage::unflushed).
-//  - Damage anywhere else is corruption: a bad header, marker or entry
-//    checksum, or valid sealed data after a damaged region.
-//  - RecoveryMode::kStrict stops at the first corruption with an error naming
-//    the file, the offset and what is wrong. kSkip skips the damaged part,
-//    counts it, and goes on. Neither ever hands out a payload whose checksum
-//    failed.
-//  - A file named like a segment that is not one (wrong magic, too short,
-//    unknown version) is an input error in both modes.
+// Torn tail or corruption. Each process writes a run of segments. A crash
+// may tear what the last flushes of a run were writing, so damage in the
+// newest segment of a run is a torn tail when nothing durable can lie beyond
+// it: no later valid marker records a synced offset past it, no later
+// compressed flush follows it, and the file is not shorter than the writer
+// made it (segment/damage_classifier.h). Anything else is corruption: damage
+// in an older segment, damage a later write proves durable, a truncated
+// file, a damaged segment header. One case cannot be told from loss by any
+// reader: zeros from a point after the last valid marker to the end of the
+// file read as the clean end of a crashed log (docs/recovery.md).
+//
+// A file named like a segment whose header is intact but of a format version
+// or with flags this build does not read is an input error (invalid
+// argument), in every mode: nothing is replayed.
 #pragma once
 
 #include <cstdint>
@@ -26,21 +25,42 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "commitlog/position.h"
 #include "commitlog/file_system.h"
+#include "commitlog/position.h"
 #include "commitlog/status.h"
 
 namespace commitlog {
 
+// What a replay does at damage (RocksDB's WAL recovery modes).
 enum class RecoveryMode {
-  kStrict,  // stop at the first corruption: the operator decides
-  kSkip,    // skip damaged sections and go on: availability first
+  // A torn tail is dropped, counted and reported; at corruption the replay
+  // stops with an error naming the file, the offset and the kind, after
+  // delivering every intact mutation before it. For a store that must not
+  // start on a log that lost acknowledged writes: the operator decides.
+  kTolerateTornTail,
+  // Any damage stops the replay with an error, a torn tail too. For logs that
+  // were closed cleanly: a restored backup, a copy, a test.
+  kAbsolute,
+  // Stops at the first corruption without an error: everything before it is
+  // delivered, and the report says where it stopped and what was left unread.
+  // A torn tail ends its run as in kTolerateTornTail. For a replica that
+  // fetches what is missing from its peers: a consistent prefix is what it needs.
+  kPointInTime,
+  // Passes over damage, resuming at the next valid marker or compressed
+  // section, and delivers every intact mutation after it, also in the newest
+  // segment. Availability first: some lost writes are better than no start.
+  kSkip,
 };
+// "tolerate-torn-tail", "absolute", "point-in-time", "skip".
+const char* recovery_mode_name(RecoveryMode mode);
+// The mode with that name; "strict" is the earlier name of tolerate-torn-tail.
+std::optional<RecoveryMode> parse_recovery_mode(std::string_view name);
 
 struct ReplayOptions {
-  RecoveryMode mode = RecoveryMode::kStrict;
+  RecoveryMode mode = RecoveryMode::kTolerateTornTail;
   std::optional<Position> from;  // skip everything before this position
   // Per table, skip its mutations at positions before this one: what the
   // table already persisted (e.g. its last discard position, plus one).
@@ -59,37 +79,52 @@ struct ReplayedMutation {
   std::span<const std::byte> payload;  // valid only during the handler call
 };
 
-// One finding, in log order.
+// One finding, in log order. [offset, offset + bytes) is the exact range of
+// positions passed over: skipped (corruption) or dropped (torn tail); in a
+// compressed segment, offsets in its image, which are its positions.
 struct ReplayProblem {
   std::string file;
   uint64_t offset = 0;
-  std::string kind;        // e.g. "bad payload checksum", "torn tail"
-  uint64_t bytes = 0;      // bytes skipped or dropped
-  bool corruption = true;  // false for a normal torn tail or unused segment
+  std::string kind;        // e.g. "bad payload checksum", "file truncated"
+  uint64_t bytes = 0;
+  bool corruption = true;  // false for a torn tail or an unused segment
+  // Compressed segments, when damaged sections are the cause: their bytes in
+  // the file, [stored_offset, stored_offset + stored_bytes).
+  uint64_t stored_offset = 0;
+  uint64_t stored_bytes = 0;
 };
 
 struct ReplayReport {
-  Status status;  // ok, or the first corruption (strict) / input error
+  Status status;  // ok, or why the replay stopped early (damage the mode refuses, input, handler)
   uint64_t segments = 0;
   uint64_t mutations = 0;
   uint64_t filtered_mutations = 0;  // intact, skipped by table_start or cutoff_time_us
   uint64_t payload_bytes = 0;
   uint64_t bytes_read = 0;
-  uint64_t skipped_bytes = 0;    // damaged bytes passed over (skip mode)
-  uint64_t torn_tail_bytes = 0;  // unsealed bytes dropped at a run's end
+  uint64_t skipped_bytes = 0;    // bytes of corruption passed over (kSkip)
+  uint64_t torn_tail_bytes = 0;  // bytes of torn tails dropped
   uint64_t corruptions = 0;
   std::vector<ReplayProblem> problems;
   std::optional<Position> last_position;
+  // Where damage stopped the replay before the end of the log (every mode
+  // but kSkip), and the segment files after that one it did not read.
+  std::optional<Position> stopped_at;
+  uint64_t unread_segments = 0;
+
+  // No corruption and no error: every mutation that was durable was
+  // delivered, as far as the bytes can tell (what `commitlog verify` exits 0 on).
+  bool intact() const { return status.ok() && corruptions == 0; }
 };
 
 // Called with each intact mutation; a non-ok Status stops the replay with it.
 using ReplayHandler = std::function<Status(const ReplayedMutation&)>;
 
+// A directory that does not exist holds an empty log: nothing to replay.
 ReplayReport replay_directory(const std::string& dir, const ReplayOptions& options,
                               const ReplayHandler& handler);
 
-
-// The segment files of `dir` (by name), ordered by id.
+// The segment files of `dir` (by name), ordered by id. Fails for a missing
+// directory, and for a name that looks like a segment's but does not parse.
 struct SegmentFile {
   uint64_t id = 0;
   std::string path;

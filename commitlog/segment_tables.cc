@@ -28,7 +28,7 @@ Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& fil
   const SegmentImage image = load_segment_image(*buffer, header);
   if (!image.damage.empty()) out.damage = damage_kind_name(image.damage.front().kind);
   std::map<uint32_t, uint64_t> last;
-  SegmentReader reader(image.bytes, header);
+  SegmentReader reader(image, header);
   while (true) {
     SegmentItem item = reader.next();
     if (auto* entry = std::get_if<SegmentEntry>(&item)) {

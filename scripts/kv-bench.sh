@@ -2,7 +2,7 @@
 # redis-benchmark -t set,get against commitlog-kv with each sync policy and,
 # in the same run, against Debian's redis-server with appendonly yes and
 # appendfsync always / everysec. Prints a markdown table of requests per
-# second (and the SET p50 latency) by client count, for docs/benchmarks.md.
+# second (and the SET p50 latency) by client count, for docs/performance.md.
 #
 #   scripts/kv-bench.sh [N]        N requests per test at one client [10000]
 #

@@ -111,6 +111,11 @@ inline constexpr size_t kSectionStoredLength = 12;     // u32
 inline constexpr size_t kSectionFlags = 16;            // u32
 inline constexpr size_t kSectionStoredChecksum = 24;   // u64
 inline constexpr size_t kSectionHeaderChecksum = 32;   // u64
+// A compressed segment's file grows in steps of min(this, capacity), or of a
+// section's footprint when that is larger, each taken when the next section
+// would reach past the file's end: a power loss may undo only whole steps, so
+// readers can tell a cut file from a torn one (segment_image.h).
+inline constexpr uint64_t kCompressedAllocationStep = 1 << 20;
 inline constexpr uint32_t kSectionRaw = 1u << 0;
 inline constexpr uint32_t kSectionJoined = 1u << 1;  // not the first of its flush
 inline constexpr uint32_t kSectionMore = 1u << 2;    // not the last of its flush

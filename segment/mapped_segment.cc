@@ -64,9 +64,14 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
                                                info.capacity,
                                                (info.flags & format::kFlagFlushGroups) != 0, header)
                      : make_mapped_storage(std::move(file).value(), info.capacity, header);
-  if (!storage.ok()) return storage.status();
   // The new name must be durable before anything in it is acknowledged.
-  CL_RETURN_IF_ERROR(fs.sync_dir(dir));
+  Status made = storage.ok() ? fs.sync_dir(dir) : storage.status();
+  if (!made.ok()) {
+    // Nothing in it was ever acknowledged: a failed creation (a full disk,
+    // say) leaves no file behind.
+    fs.remove(path).ignore();
+    return made;
+  }
   return std::unique_ptr<MappedSegment>(
       new MappedSegment(std::move(storage).value(), std::move(path), info));
 }

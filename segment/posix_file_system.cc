@@ -130,7 +130,9 @@ class PosixFile final : public File {
 class PosixFileSystem final : public FileSystem {
  public:
   Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override {
-    int flags = O_CLOEXEC;
+    // O_NONBLOCK: opening a FIFO or a device named like a segment must not
+    // hang; it is refused below. On a regular file the flag changes nothing.
+    int flags = O_CLOEXEC | O_NONBLOCK;
     switch (mode) {
       case OpenMode::kRead: flags |= O_RDONLY; break;
       case OpenMode::kCreateNew: flags |= O_RDWR | O_CREAT | O_EXCL; break;
@@ -139,7 +141,14 @@ class PosixFileSystem final : public FileSystem {
     }
     int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0) return Status::from_errno(errno, "open " + path);
-    return std::unique_ptr<File>(new PosixFile(fd, path, mode == OpenMode::kReadWriteDirect));
+    auto file = std::unique_ptr<File>(new PosixFile(fd, path, mode == OpenMode::kReadWriteDirect));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
+    if (!S_ISREG(st.st_mode)) return Status::invalid_argument(path + ": not a regular file");
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+      return Status::from_errno(errno, "fcntl " + path);
+    }
+    return file;
   }
 
   Status rename(const std::string& from, const std::string& to) override {

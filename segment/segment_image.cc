@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
+#include "segment/byte_scan.h"
 #include "segment/checksum.h"
 #include "segment/compression.h"
 #include "segment/format.h"
@@ -10,83 +12,54 @@
 namespace commitlog {
 namespace {
 
-// A section header at `at` that checks out and whose stored bytes fit the file.
-bool valid_section_at(std::span<const std::byte> file, const SegmentHeader& header, uint64_t at,
-                      SectionHeader* out) {
-  if (at + format::kSectionHeaderSize > file.size()) return false;
-  const auto s = decode_section_header(file.data() + at, header.id, at, header.flags, header.capacity);
-  if (!s || s->stored_length > file.size() - at - format::kSectionHeaderSize) return false;
-  *out = *s;
-  return true;
-}
-
 bool zero(std::span<const std::byte> bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
 }
 
-// The first valid section header at or after `from`, or UINT64_MAX; with
-// `flush_start`, the first one that starts a flush (not kSectionJoined).
-uint64_t find_section(std::span<const std::byte> file, const SegmentHeader& header, uint64_t from,
-                      bool flush_start = false) {
-  SectionHeader s;
-  for (uint64_t at = format::align_up(from); at + format::kSectionHeaderSize <= file.size();
-       at += format::kAlignment) {
-    if (valid_section_at(file, header, at, &s) &&
-        !(flush_start && (s.flags & format::kSectionJoined) != 0)) {
-      return at;
-    }
-  }
-  return UINT64_MAX;
+bool starts_flush(const SectionHeader& s) { return (s.flags & format::kSectionJoined) == 0; }
+
+uint64_t section_footprint(const SectionHeader& s) {
+  return format::align_up(format::kSectionHeaderSize + uint64_t{s.stored_length});
 }
 
-uint64_t nonzero_tail(std::span<const std::byte> file, uint64_t from) {
-  uint64_t end = file.size();
-  while (end > from && file[end - 1] == std::byte{0}) --end;
-  return end > from ? end - from : 0;
-}
-
-// Rebuilds the image of a compressed segment. A flush is one section, or in
-// kFlagFlushGroups segments a group of them, applied only once its last one
-// is read: a power loss before the flush's fdatasync may keep any of its
-// sectors, and applying part of a flush would show entries whose payloads
-// never arrived. So damage counts as the torn end of the file when no later
-// flush starts after it, and what the torn flush wrote is left out.
+// Rebuilds the image of a compressed segment (see the header comment).
 class ImageBuilder {
  public:
   ImageBuilder(std::span<const std::byte> file, const SegmentHeader& header, SegmentImage& image)
       : file_(file), header_(header), image_(image) {
-    image_.owned.assign(file.begin(), file.begin() + static_cast<ptrdiff_t>(std::min<size_t>(
-                                                         file.size(), format::kHeaderSize)));
+    image_.owned.assign(file.begin(), file.begin() + static_cast<ptrdiff_t>(format::kHeaderSize));
   }
 
   void run() {
     uint64_t at = format::kHeaderSize;
     while (at + format::kSectionHeaderSize <= file_.size()) {
-      SectionHeader s;
-      if (!valid_section_at(file_, header_, at, &s)) {
-        if (zero(file_.subspan(at, format::kSectionHeaderSize))) break;  // end of sections
-        const uint64_t next = find_section(file_, header_, at + format::kAlignment);
-        if (next == UINT64_MAX || find_section(file_, header_, next, true) == UINT64_MAX)
-          return torn(at);
-        damaged({at, next - at, DamageKind::kBadSectionHeader});
+      const std::optional<SectionHeader> s = header_at(at);
+      if (s) note_allocation(at, *s);
+      if (!s || section_footprint(*s) > file_.size() - at) {
+        const bool zeroed = zero(file_.subspan(at, format::kSectionHeaderSize));
+        const DamageKind kind = zeroed ? DamageKind::kZeroedSectionHeader : DamageKind::kBadSectionHeader;
+        const uint64_t next = resume_point(at);
+        if (next == UINT64_MAX) return torn_end(at, kind);
+        damaged({at, next - at, kind, true, chain_});
         at = next;
         continue;
       }
-      const uint64_t stored_at = at + format::kSectionHeaderSize;
-      const uint64_t section_end = format::align_up(stored_at + s.stored_length);
-      if (checksum(file_.subspan(stored_at, s.stored_length)) != s.stored_checksum) {
-        cover(s);
+      const uint64_t end = at + section_footprint(*s);
+      const auto stored = file_.subspan(at + format::kSectionHeaderSize, s->stored_length);
+      if (checksum(stored) != s->stored_checksum) {
+        cover(*s);
         // A power loss between the pwrite and the fdatasync of the last
         // flush can keep the header's sector and not all the stored bytes'.
-        if (find_section(file_, header_, section_end, true) == UINT64_MAX) return torn(at);
-        count(s, section_end - at);
-        damaged({at, section_end - at, DamageKind::kBadSectionChecksum});
+        if (!flush_start_after(end)) return torn_end(at, DamageKind::kBadSectionChecksum, s);
+        count(*s, end - at);
+        damaged({at, end - at, DamageKind::kBadSectionChecksum, true, s->image_offset, s->image_length});
       } else {
-        add(at, s, section_end);
+        add(at, *s, end);
       }
-      at = section_end;
+      at = end;
     }
-    if (!group_.empty()) return torn(group_.front().at);  // the flush's last section is missing
+    if (!group_.empty()) return torn_end(group_.front().at, DamageKind::kIncompleteFlushGroup);
+    stop();
   }
 
  private:
@@ -96,17 +69,49 @@ class ImageBuilder {
     uint64_t end;
   };
 
+  std::optional<SectionHeader> header_at(uint64_t at) const {
+    if (at + format::kSectionHeaderSize > file_.size()) return std::nullopt;
+    return decode_section_header(file_.data() + at, header_.id, at, header_.flags, header_.capacity);
+  }
+
+  bool valid_at(uint64_t at, bool flush_start) const {
+    const auto s = header_at(at);
+    return s && section_footprint(*s) <= file_.size() - at && (!flush_start || starts_flush(*s));
+  }
+
+  // The first valid section header that starts a flush at or after `from`.
+  bool flush_start_after(uint64_t from) const {
+    return find_forward(file_, from, format::kSectionHeaderSize,
+                        [&](uint64_t c) { return valid_at(c, true); }) != UINT64_MAX;
+  }
+
+  // Where the walk resumes after damage at `at`: the next valid section, if
+  // a flush starts at or after it (else the damage is the torn end).
+  uint64_t resume_point(uint64_t at) const {
+    const uint64_t next = find_forward(file_, at + format::kAlignment, format::kSectionHeaderSize,
+                                       [&](uint64_t c) { return valid_at(c, false); });
+    if (next == UINT64_MAX || !flush_start_after(next)) return UINT64_MAX;
+    return next;
+  }
+
+  // The writer allocates the file in steps as sections reach past it.
+  void note_allocation(uint64_t at, const SectionHeader& s) {
+    const uint64_t total = section_footprint(s);
+    if (at + total <= allocated_) return;
+    allocated_ += std::max(std::min(format::kCompressedAllocationStep, header_.capacity), total);
+  }
+
   void add(uint64_t at, const SectionHeader& s, uint64_t end) {
-    const bool joined = (s.flags & format::kSectionJoined) != 0;
-    if (!joined) {
+    if (starts_flush(s)) {
+      image_.durable_below = std::max(image_.durable_below, s.image_offset);
       if (!group_.empty()) {
         // A flush started before the last one ended: not what a writer leaves.
         const uint64_t from = group_.front().at;
-        damaged({from, at - from, DamageKind::kBadSectionHeader});
+        damaged({from, at - from, DamageKind::kBadSectionHeader, true, chain_});
       }
       broken_ = false;
     } else if (group_.empty() && !broken_) {
-      damaged({at, end - at, DamageKind::kBadSectionHeader});  // a flush without its start
+      damaged({at, end - at, DamageKind::kBadSectionHeader, true, chain_});  // a flush without its start
     }
     group_.push_back({at, s, end});
     if ((s.flags & format::kSectionMore) == 0 || broken_) apply_group();
@@ -114,10 +119,37 @@ class ImageBuilder {
 
   // Damage breaks the open flush: what was read of it is applied, and so is
   // the rest of it, section by section, as best it can be.
-  void damaged(SegmentDamage d) {
+  void damaged(SectionDamage d) {
     apply_group();
     broken_ = true;
     image_.damage.push_back(d);
+  }
+
+  // The file ends in the torn flush that starts at `at` (or at the start of
+  // the open group, which is left out whole); `s` is the header there, when
+  // it is readable.
+  void torn_end(uint64_t at, DamageKind kind, const std::optional<SectionHeader>& s = std::nullopt) {
+    if (s) group_.push_back({at, *s, at});
+    uint64_t image_at = chain_, image_end = chain_;
+    if (!group_.empty()) {
+      at = group_.front().at;
+      image_at = group_.front().s.image_offset;
+      for (const Pending& p : group_) image_end = std::max(image_end, p.s.image_offset + p.s.image_length);
+    }
+    group_.clear();
+    const uint64_t end = nonzero_end(file_, at);
+    if (end > at) image_.damage.push_back({at, end - at, kind, false, image_at, image_end - image_at});
+    stop();
+  }
+
+  // A size no allocation step explains: the file was cut.
+  void stop() {
+    const uint64_t size = file_.size();
+    const uint64_t step = std::min(format::kCompressedAllocationStep, header_.capacity);
+    if (size != allocated_ && size < allocated_ + step) {
+      image_.damage.push_back({size, allocated_ > size ? allocated_ - size : 0, DamageKind::kTruncated, true,
+                               chain_});
+    }
   }
 
   void apply_group() {
@@ -129,19 +161,20 @@ class ImageBuilder {
   void cover(const SectionHeader& s) {
     std::vector<std::byte>& out = image_.owned;
     if (out.size() < s.image_offset + s.image_length) out.resize(s.image_offset + s.image_length);
+    chain_ = std::max(chain_, s.image_offset + s.image_length - std::min<uint64_t>(s.image_length, format::kMarkerSize));
   }
 
   void apply(const Pending& p) {
     const SectionHeader& s = p.s;
     cover(s);
     std::span<std::byte> target{image_.owned.data() + s.image_offset, s.image_length};
-    std::span<const std::byte> stored =
-        file_.subspan(p.at + format::kSectionHeaderSize, s.stored_length);
+    std::span<const std::byte> stored = file_.subspan(p.at + format::kSectionHeaderSize, s.stored_length);
     if ((s.flags & format::kSectionRaw) != 0) {
       std::memcpy(target.data(), stored.data(), stored.size());
     } else if (!lz4_decompress(stored, target)) {
       std::fill(target.begin(), target.end(), std::byte{0});
-      image_.damage.push_back({p.at, p.end - p.at, DamageKind::kBadCompressedData});
+      image_.damage.push_back({p.at, p.end - p.at, DamageKind::kBadCompressedData, flush_start_after(p.end),
+                               s.image_offset, s.image_length});
     }
     count(s, p.end - p.at);
   }
@@ -152,28 +185,43 @@ class ImageBuilder {
     image_.image_bytes += s.image_length;
   }
 
-  // The file ends in a torn flush at `at`, or at the start of the open group:
-  // the image stays as the flushes before it left it.
-  void torn(uint64_t at) {
-    if (!group_.empty()) at = group_.front().at;
-    group_.clear();
-    image_.torn_offset = at;
-    image_.torn_bytes = nonzero_tail(file_, at);
-  }
-
   std::span<const std::byte> file_;
   const SegmentHeader& header_;
   SegmentImage& image_;
   std::vector<Pending> group_;  // read, checked, not applied yet
   bool broken_ = false;         // after damage, until the next flush starts
+  // The image offset where the next flush's range starts: the open marker
+  // the last applied flush left.
+  uint64_t chain_ = format::kFirstMarkerOffset;
+  uint64_t allocated_ = format::kHeaderSize;  // the file size the writer has allocated so far
 };
 
 }  // namespace
 
+const char* damage_kind_name(DamageKind kind) {
+  switch (kind) {
+    case DamageKind::kBadMarker: return "bad sync marker";
+    case DamageKind::kZeroedMarker: return "zeroed sync marker, sealed data after it";
+    case DamageKind::kUnsealedBytes: return "unsealed bytes after the last marker";
+    case DamageKind::kBadEntryHeader: return "bad entry header checksum";
+    case DamageKind::kBadPayloadChecksum: return "bad payload checksum";
+    case DamageKind::kEntryOverrunsSection: return "entry overruns its sync section";
+    case DamageKind::kTruncated: return "file truncated";
+    case DamageKind::kBadSectionHeader: return "bad compressed section header";
+    case DamageKind::kZeroedSectionHeader: return "zeroed compressed section header";
+    case DamageKind::kBadSectionChecksum: return "bad compressed section checksum";
+    case DamageKind::kBadCompressedData: return "compressed section does not decompress";
+    case DamageKind::kIncompleteFlushGroup: return "flush group without its last section";
+  }
+  return "unknown";
+}
+
 SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header) {
   SegmentImage image;
+  image.capacity = header.capacity;
   if ((header.flags & format::kFlagLz4Sections) == 0) {
-    image.bytes = file;
+    image.bytes = file.first(std::min<uint64_t>(file.size(), header.capacity));
+    image.truncated = file.size() < header.capacity;
     return image;
   }
   ImageBuilder(file, header, image).run();

@@ -1,35 +1,72 @@
-// The image of a segment file as the segment reader reads it: for a plain
-// segment the file's bytes themselves; for a compressed one the image rebuilt
-// by checking and decompressing its sections in file order.
+// The image of a segment file as the segment reader reads it, in which
+// offsets are positions: for a plain segment the file's bytes themselves; for
+// a compressed one the image rebuilt by checking and decompressing its
+// sections in file order (format.h).
 //
-// A section whose header checksum fails, with a valid section after it, is
-// damage (the reader skips to that section); with nothing valid after it, it
-// is the torn end of the file. A section whose stored bytes fail their
-// checksum is damage too, or the torn end when it is the last section (a power
-// loss between its pwrite and its fdatasync); one whose bytes do not
-// decompress to exactly their stated length is damage. The decoder never
-// reads or writes out of bounds. Damaged parts of the image
-// stay zero, so the segment reader sees them as damage too.
+// Compressed sections. A flush is one section, or in kFlagFlushGroups
+// segments a group of them, applied only once its last one is read. The
+// writer makes a flush's section headers visible only once every earlier
+// flush is durable, so a valid section header that starts a flush proves
+// everything before it durable. Damage (a bad or zeroed header, a bad stored
+// checksum, bytes that do not decompress) with such a section after it is
+// therefore durable damage, and the walk resumes there; with none after it,
+// it is the one flush a power loss may have torn, and the walk ends. 40 zero
+// bytes where a header belongs end the sections only when nothing follows
+// them but zeros. A damaged flush is left out of the image, whose bytes there
+// stay as earlier flushes left them, so the reader finds the gap too.
 //
-// In kFlagFlushGroups segments one flush may be a group of sections; the
-// rules above then apply per flush: damage is the torn end when no later
-// flush starts after it, and a torn flush is left out of the image whole.
+// Truncation. A plain segment is preallocated to its capacity, so a shorter
+// file was cut after the fact. A compressed file grows in steps of
+// format::kCompressedAllocationStep that its sections determine, and a power
+// loss may only undo whole steps, so a size no step sequence explains is a
+// cut too. Either is durable damage.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "segment/segment_reader.h"
+#include "segment/codec.h"
 
 namespace commitlog {
 
+enum class DamageKind {
+  kBadMarker,
+  kZeroedMarker,           // a zero marker slot with valid sealed data after it
+  kUnsealedBytes,          // non-zero bytes after the last sealed data
+  kBadEntryHeader,
+  kBadPayloadChecksum,
+  kEntryOverrunsSection,
+  kTruncated,              // the file is shorter than the writer made it
+  kBadSectionHeader,       // compressed: a section header that does not check out
+  kZeroedSectionHeader,    // compressed: zeros where a section header belongs, bytes after them
+  kBadSectionChecksum,     // compressed: the stored bytes' checksum failed
+  kBadCompressedData,      // compressed: LZ4 rejected the stored bytes
+  kIncompleteFlushGroup,   // compressed: the file ends inside a flush's group of sections
+};
+const char* damage_kind_name(DamageKind kind);
+
+// Damage to a compressed segment's sections, in file offsets.
+struct SectionDamage {
+  uint64_t file_offset = 0;  // the walk passed over [file_offset, file_offset + file_bytes)
+  uint64_t file_bytes = 0;
+  DamageKind kind = DamageKind::kBadSectionHeader;
+  bool durable = false;      // a later flush follows it, so these bytes had been durable
+  uint64_t image_at = 0;     // where the lost flush's range starts in the image
+  uint64_t image_bytes = 0;  // that range's length, when its header was readable; else 0
+};
+
 struct SegmentImage {
-  std::span<const std::byte> bytes;   // what SegmentReader reads
-  std::vector<std::byte> owned;       // the rebuilt image of a compressed segment
-  std::vector<SegmentDamage> damage;  // compressed segments: in file offsets
-  uint64_t torn_offset = 0;           // file offset where a torn end starts
-  uint64_t torn_bytes = 0;            // non-zero bytes from there on
+  std::span<const std::byte> bytes;  // what the segment reader reads
+  std::vector<std::byte> owned;      // the rebuilt image of a compressed segment
+  uint64_t capacity = 0;             // from the header: positions lie below it
+  // A plain segment's file is shorter than its capacity: bytes past
+  // bytes.size() are missing, not unwritten.
+  bool truncated = false;
+  // Compressed: image bytes below this were written by flushes that a later
+  // flush follows, so they were durable.
+  uint64_t durable_below = 0;
+  std::vector<SectionDamage> damage;  // compressed, in file order
   uint64_t sections = 0;              // valid compressed sections
   uint64_t stored_bytes = 0;          // file bytes of those sections
   uint64_t image_bytes = 0;           // image bytes they restore

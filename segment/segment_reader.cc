@@ -6,19 +6,14 @@
 #include "segment/format.h"
 
 namespace commitlog {
+namespace {
 
-const char* damage_kind_name(DamageKind kind) {
-  switch (kind) {
-    case DamageKind::kBadMarker: return "bad sync marker";
-    case DamageKind::kBadEntryHeader: return "bad entry header checksum";
-    case DamageKind::kBadPayloadChecksum: return "bad payload checksum";
-    case DamageKind::kEntryOverrunsSection: return "entry overruns its sync section";
-    case DamageKind::kBadSectionHeader: return "bad compressed section header";
-    case DamageKind::kBadSectionChecksum: return "bad compressed section checksum";
-    case DamageKind::kBadCompressedData: return "compressed section does not decompress";
-  }
-  return "unknown";
+bool zero_at(std::span<const std::byte> bytes, uint64_t at, uint64_t length) {
+  const auto* p = bytes.data() + at;
+  return std::all_of(p, p + length, [](std::byte b) { return b == std::byte{0}; });
 }
+
+}  // namespace
 
 const char* end_kind_name(EndKind kind) {
   switch (kind) {
@@ -29,61 +24,8 @@ const char* end_kind_name(EndKind kind) {
   return "unknown";
 }
 
-SegmentReader::SegmentReader(std::span<const std::byte> bytes, const SegmentHeader& header)
-    : bytes_(bytes), header_(header), marker_(format::kFirstMarkerOffset) {}
-
-bool SegmentReader::valid_marker_at(uint64_t at, Marker* marker) const {
-  if (at + format::kMarkerSize > bytes_.size()) return false;
-  const auto found = decode_marker(bytes_.data() + at, header_.id, at, header_.flags);
-  if (!found || (found->next != format::kEndOfSegment && found->next > bytes_.size())) return false;
-  *marker = *found;
-  return true;
-}
-
-bool SegmentReader::zero_at(uint64_t at, uint64_t length) const {
-  const auto* p = bytes_.data() + at;
-  return std::all_of(p, p + length, [](std::byte b) { return b == std::byte{0}; });
-}
-
-uint64_t SegmentReader::find_marker_after(uint64_t from) const {
-  Marker marker;
-  for (uint64_t at = format::align_up(from); at + format::kMarkerSize <= bytes_.size();
-       at += format::kAlignment) {
-    if (valid_marker_at(at, &marker)) return at;
-  }
-  return UINT64_MAX;
-}
-
-// Every valid marker from the damage on is probed, not just the chain that
-// follows it: after damage the chain cannot be trusted, and one marker with a
-// larger synced is enough to prove the bytes durable. The probes run once, at
-// the first damage (up to the last non-zero byte), and later damage, found
-// further on, is answered from their suffix maxima.
-bool SegmentReader::unflushed(uint64_t damage_at) {
-  if ((header_.flags & format::kFlagSyncedMarks) == 0) return false;
-  if (!scanned_from_ || damage_at < *scanned_from_) {
-    scanned_from_ = damage_at;
-    synced_after_.clear();
-    const uint64_t end = damage_at + count_unsealed(damage_at);  // the last non-zero byte's end
-    Marker marker;
-    for (uint64_t at = format::align_up(damage_at); at + format::kMarkerSize <= end;
-         at += format::kAlignment) {
-      if (valid_marker_at(at, &marker)) synced_after_.push_back({at, marker.synced});
-    }
-    for (size_t i = synced_after_.size(); i-- > 1;) {
-      synced_after_[i - 1].second = std::max(synced_after_[i - 1].second, synced_after_[i].second);
-    }
-  }
-  auto first = std::lower_bound(synced_after_.begin(), synced_after_.end(), damage_at,
-                                [](const auto& m, uint64_t at) { return m.first < at; });
-  return first == synced_after_.end() || first->second <= damage_at;
-}
-
-uint64_t SegmentReader::count_unsealed(uint64_t from) const {
-  uint64_t end = bytes_.size();
-  while (end > from && bytes_[end - 1] == std::byte{0}) --end;
-  return end > from ? end - from : 0;
-}
+SegmentReader::SegmentReader(const SegmentImage& image, const SegmentHeader& header)
+    : image_(image), header_(header), classifier_(image, header) {}
 
 SegmentReader::Section SegmentReader::section() const {
   Section s{marker_, section_end_, std::nullopt};
@@ -91,48 +33,83 @@ SegmentReader::Section SegmentReader::section() const {
   return s;
 }
 
-SegmentItem SegmentReader::enter_section(uint64_t at) {
-  Marker marker;
-  if (valid_marker_at(at, &marker)) {
+SegmentItem SegmentReader::damage(uint64_t at, uint64_t length, DamageKind kind) {
+  return SegmentDamage{at, length, kind, classifier_.durable(at)};
+}
+
+SegmentItem SegmentReader::finish(uint64_t at, EndKind kind) {
+  end_ = SegmentEnd{kind, at, sections_};
+  if (!image_.truncated) return *end_;
+  // The chain ended before the cut, but what the cut took may have held data.
+  const uint64_t size = image_.bytes.size();
+  return SegmentDamage{size, image_.capacity - size, DamageKind::kTruncated, true};
+}
+
+SegmentItem SegmentReader::truncated_at(uint64_t at) {
+  end_ = SegmentEnd{EndKind::kTorn, at, sections_};
+  return SegmentDamage{at, image_.capacity - at, DamageKind::kTruncated, true};
+}
+
+std::optional<SegmentItem> SegmentReader::enter_section() {
+  const uint64_t at = marker_;
+  if (!available(at, format::kMarkerSize)) {
+    return image_.truncated ? truncated_at(at) : finish(at, EndKind::kEndOfData);
+  }
+  if (auto marker = classifier_.marker_at(at)) {
     ++sections_;
-    if (marker.next == format::kEndOfSegment) {
-      ended_ = true;
-      return SegmentEnd{EndKind::kClosed, at, count_unsealed(at + format::kMarkerSize), sections_};
-    }
+    if (marker->next == format::kEndOfSegment) return finish(at, EndKind::kClosed);
     in_section_ = true;
     cursor_ = at + format::kMarkerSize;
-    section_end_ = marker.next;
-    section_synced_ = marker.synced;
-    return SegmentEnd{};  // not returned: the caller continues into the section
+    section_end_ = marker->next;
+    section_synced_ = marker->synced;
+    return std::nullopt;
   }
-  ended_ = true;
-  if (at + format::kMarkerSize <= bytes_.size() && zero_at(at, format::kMarkerSize)) {
-    return SegmentEnd{EndKind::kEndOfData, at, count_unsealed(at + format::kMarkerSize), sections_};
+  const bool zeroed = zero_at(image_.bytes, at, format::kMarkerSize);
+  const uint64_t resume = classifier_.next_marker(at + format::kAlignment);
+  if (resume != UINT64_MAX) {
+    marker_ = resume;
+    return damage(at, resume - at, zeroed ? DamageKind::kZeroedMarker : DamageKind::kBadMarker);
   }
-  // Kudu's rule: damage followed by valid sealed data is corruption; damage
-  // with nothing valid after it is a torn tail.
-  const uint64_t found = find_marker_after(at + format::kAlignment);
-  if (found == UINT64_MAX) return SegmentEnd{EndKind::kTorn, at, count_unsealed(at), sections_};
-  ended_ = false;
-  marker_ = found;
-  // The seal that writes the end-of-segment marker also writes the marker
-  // before it; a power loss may keep either without the other.
-  Marker after;
-  const bool only_end_marker_after =
-      valid_marker_at(found, &after) && after.next == format::kEndOfSegment;
-  return SegmentDamage{at, found - at, DamageKind::kBadMarker, only_end_marker_after,
-                       unflushed(at)};
+  const uint64_t end = classifier_.nonzero_end(at);
+  if (end == at) return finish(at, EndKind::kEndOfData);
+  if (image_.truncated) return truncated_at(at);
+  end_ = SegmentEnd{EndKind::kTorn, at, sections_};
+  return damage(at, end - at, zeroed ? DamageKind::kUnsealedBytes : DamageKind::kBadMarker);
+}
+
+SegmentItem SegmentReader::read_entry() {
+  const uint64_t at = cursor_;
+  const uint64_t rest = section_end_ - at;
+  // After damage inside a section its marker still says where the next
+  // section starts; the entry's own length cannot be trusted.
+  auto rest_of_section = [&](DamageKind kind) {
+    cursor_ = section_end_;
+    return damage(at, rest, kind);
+  };
+  if (rest < format::kEntryHeaderSize) return rest_of_section(DamageKind::kEntryOverrunsSection);
+  if (!available(at, format::kEntryHeaderSize)) {
+    return image_.truncated ? truncated_at(at) : rest_of_section(DamageKind::kBadEntryHeader);
+  }
+  const std::byte* e = image_.bytes.data() + at;
+  const auto header = decode_entry_header(e, header_.id, at);
+  if (!header) return rest_of_section(DamageKind::kBadEntryHeader);
+  const uint64_t footprint = format::align_up(header->length);
+  if (footprint > rest) return rest_of_section(DamageKind::kEntryOverrunsSection);
+  if (!available(at, header->length)) {
+    return image_.truncated ? truncated_at(at) : rest_of_section(DamageKind::kEntryOverrunsSection);
+  }
+  cursor_ = at + footprint;
+  const std::span<const std::byte> payload{e + format::kEntryHeaderSize, header->payload_size()};
+  if (header->payload_checksum != checksum(payload)) {
+    return damage(at, footprint, DamageKind::kBadPayloadChecksum);
+  }
+  return SegmentEntry{at, header->table, header->time_us, payload};
 }
 
 SegmentItem SegmentReader::next() {
-  while (true) {
+  while (!end_) {
     if (!in_section_) {
-      if (ended_) return end_;
-      SegmentItem item = enter_section(marker_);
-      if (!in_section_) {
-        if (ended_) end_ = std::get<SegmentEnd>(item);
-        return item;
-      }
+      if (auto ended = enter_section()) return *ended;
       if (section_end_ <= skip_before_) {  // the whole section precedes the start
         in_section_ = false;
         marker_ = section_end_;
@@ -144,43 +121,11 @@ SegmentItem SegmentReader::next() {
       marker_ = section_end_;
       continue;
     }
-    const uint64_t at = cursor_;
-    const std::byte* e = bytes_.data() + at;
-    // Damage in the last section (no valid marker after it but the
-    // end-of-segment one) may be a torn tail: a seal writes the section's
-    // marker while its entries are not yet synced, and a power loss may keep
-    // the marker's page without an entry's. The replayer decides.
-    auto damaged = [&](SegmentDamage damage) -> SegmentItem {
-      Marker after;
-      damage.in_last_section =
-          valid_marker_at(section_end_, &after)
-              ? after.next == format::kEndOfSegment
-              : find_marker_after(section_end_ + format::kAlignment) == UINT64_MAX;
-      damage.unflushed = unflushed(damage.offset);
-      return damage;
-    };
-    if (at + format::kEntryHeaderSize > section_end_) {
-      cursor_ = section_end_;
-      return damaged({at, section_end_ - at, DamageKind::kEntryOverrunsSection});
-    }
-    const auto header = decode_entry_header(e, header_.id, at);
-    if (!header) {
-      cursor_ = section_end_;  // the length cannot be trusted: skip the section's rest
-      return damaged({at, section_end_ - at, DamageKind::kBadEntryHeader});
-    }
-    const uint64_t footprint = format::align_up(header->length);
-    if (at + footprint > section_end_) {
-      cursor_ = section_end_;
-      return damaged({at, section_end_ - at, DamageKind::kEntryOverrunsSection});
-    }
-    cursor_ = at + footprint;
-    std::span<const std::byte> payload{e + format::kEntryHeaderSize, header->payload_size()};
-    if (header->payload_checksum != checksum(payload)) {
-      return damaged({at, footprint, DamageKind::kBadPayloadChecksum});
-    }
-    if (at < skip_before_) continue;
-    return SegmentEntry{at, header->table, header->time_us, payload};
+    SegmentItem item = read_entry();
+    auto* entry = std::get_if<SegmentEntry>(&item);
+    if (entry == nullptr || entry->offset >= skip_before_) return item;
   }
+  return *end_;
 }
 
 }  // namespace commitlog

@@ -193,7 +193,7 @@ class CompressedStorage final : public SegmentStorage {
     if (file_offset_ + total > allocated_) {
       // Space is reserved ahead in steps: a write that also grows the file
       // makes every fdatasync commit a metadata change (measured: ~30x slower).
-      const uint64_t step = std::max<uint64_t>(std::min(kAllocationStep, capacity_), total);
+      const uint64_t step = std::max<uint64_t>(std::min(format::kCompressedAllocationStep, capacity_), total);
       CL_RETURN_IF_ERROR(file_->allocate(allocated_, step));
       allocated_ += step;
     }
@@ -214,7 +214,6 @@ class CompressedStorage final : public SegmentStorage {
   const uint64_t segment_id_;
   const uint64_t capacity_;
   const bool flush_groups_;
-  static constexpr uint64_t kAllocationStep = 1 << 20;
   uint64_t file_offset_ = format::kHeaderSize;
   uint64_t allocated_ = format::kHeaderSize;
   std::vector<std::byte> scratch_;

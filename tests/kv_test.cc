@@ -351,6 +351,29 @@ TEST_CASE("kv: the server spins for one client by default, unless its config say
         "1000");
 }
 
+TEST_CASE("kv: the server runs adaptive unless its config or --policy names a policy, and says why" *
+          doctest::skip(kv_missing())) {
+  testing::TempDir tmp;
+  // "<INFO's commitlog_sync> | <the start line's commitlog_sync (why)>".
+  const auto policy = [&](const std::vector<std::string>& flags, const std::string& name) {
+    KvServer server(tmp.file(name), flags, tmp.file(name + ".out"));
+    Client c(server.port());
+    const std::string out = server.output();
+    const size_t begin = out.find("(commitlog_sync ");
+    REQUIRE_MESSAGE(begin != std::string::npos, out);
+    const size_t end = out.find("),", begin);
+    REQUIRE_MESSAGE(end != std::string::npos, out);
+    return info(c, "commitlog")["commitlog_sync"] + " | " + out.substr(begin + 16, end + 1 - begin - 16);
+  };
+  CHECK(policy({}, "none") == "adaptive | adaptive (commitlog-kv's default)");
+  const std::string no_sync = write_config(tmp, "commitlog_segment_size: 1MiB\n");
+  CHECK(policy({"--config", no_sync}, "unset") == "adaptive | adaptive (commitlog-kv's default)");
+  const std::string group =
+      write_config(tmp, "# a comment\ncommitlog_sync: group\ncommitlog_sync_group_window: 2ms\n");
+  CHECK(policy({"--config", group}, "group") == "group | group (" + group + ":2)");
+  CHECK(policy({"--config", group, "--policy", "batch"}, "flag") == "batch | batch (--policy)");
+}
+
 TEST_CASE("kv: the server's threads carry names that ps, top and perf show" *
           doctest::skip(kv_missing())) {
   testing::TempDir tmp;

@@ -286,7 +286,7 @@ std::string check_crash_image(FaultFileSystem& fs, const std::vector<RunRecord>&
                               std::map<std::pair<uint32_t, uint32_t>, uint64_t>* replayed = nullptr,
                               ReplayReport* report_out = nullptr) {
   ReplayOptions options;
-  options.mode = RecoveryMode::kStrict;
+  options.mode = RecoveryMode::kTolerateTornTail;
   options.file_system = &fs;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> seen;
   std::string foreign;

@@ -69,22 +69,25 @@ CrashedLog write_crashed_log(const std::string& dir, const std::vector<int>& sec
 
 std::string newest_segment(const std::string& dir) { return segment_files(dir).back().path; }
 
-TEST_CASE("a torn tail cut at every byte offset of the last section is a normal end") {
+TEST_CASE("a newest segment cut at any byte of its last section is truncation, and what precedes the cut replays") {
+  // Segments are preallocated to their capacity: a crash never leaves one short.
   TempDir dir;
   CrashedLog log = write_crashed_log(dir.path(), {3, 4});
   const std::string path = newest_segment(dir.path());
   const std::vector<std::byte> original = read_file(path);
   const uint64_t marker = log.sections[1].front().offset - format::kMarkerSize;
   const uint64_t next_marker = log.sections[1].back().offset + format::entry_footprint(log.payloads.back().size());
-  // Cut anywhere before the next marker's slot: the last section is lost;
-  // cut inside that slot: the section is whole, only the zero marker is missing.
   for (uint64_t cut = marker; cut < next_marker + format::kMarkerSize; ++cut) {
     CAPTURE(cut);
     write_file(path, std::vector<std::byte>(original.begin(), original.begin() + static_cast<ptrdiff_t>(cut)));
     auto replayed = replay_all(dir.path());
-    REQUIRE(replayed.report.status.ok());
-    CHECK(replayed.report.mutations == (cut < next_marker ? 3 : 7));
-    CHECK(replayed.report.corruptions == 0);
+    CHECK(replayed.report.status.code() == ErrorCode::kCorruption);
+    CHECK(replayed.report.status.message().find("file truncated") != std::string::npos);
+    size_t whole = 3;  // the entries that end before the cut, in a section whose marker survived
+    for (size_t i = 0; i < log.sections[1].size() && cut >= marker + format::kMarkerSize; ++i) {
+      whole += log.sections[1][i].offset + format::kEntryHeaderSize + log.payloads[3 + i].size() <= cut;
+    }
+    CHECK(replayed.payloads == std::vector<std::string>(log.payloads.begin(), log.payloads.begin() + whole));
   }
   write_file(path, original);
   auto whole = replay_all(dir.path());
@@ -103,7 +106,12 @@ TEST_CASE("unsealed bytes after the last marker are dropped and counted, not rep
   auto replayed = replay_all(dir.path());
   REQUIRE(replayed.report.status.ok());
   CHECK(replayed.report.mutations == 2);
-  CHECK(replayed.report.torn_tail_bytes == 500 - format::kMarkerSize);
+  // The exact range dropped: from the zero marker slot to the last non-zero byte.
+  CHECK(replayed.report.torn_tail_bytes == 500);
+  REQUIRE(replayed.report.problems.size() == 1);
+  CHECK(replayed.report.problems[0].offset == tail);
+  CHECK(replayed.report.problems[0].bytes == 500);
+  CHECK_FALSE(replayed.report.problems[0].corruption);
 }
 
 // Damage in an older segment (a later one holds data), so none of it can be a torn tail.
@@ -169,7 +177,8 @@ TEST_CASE("a bit flipped in each part of the format is detected") {
     flip_bit(t.first, end - 2);
     auto strict = replay_all(t.dir.path());
     CHECK(strict.report.status.code() == ErrorCode::kCorruption);
-    CHECK(strict.report.status.message().find("torn") != std::string::npos);
+    CHECK(strict.report.status.message().find(
+              fmt::format("offset {}: bad sync marker", end - format::kMarkerSize)) != std::string::npos);
   }
 }
 
@@ -207,40 +216,58 @@ TEST_CASE("bytes of an older segment left in a newer one's tail are never replay
   CHECK(skip.payloads == log.payloads);
 }
 
-TEST_CASE("files that are not segments give a clear error naming the file") {
+TEST_CASE("a damaged segment header is corruption of that segment; skip mode replays the others") {
   TempDir dir;
-  write_crashed_log(dir.path(), {1});
+  CrashedLog log = write_crashed_log(dir.path(), {1});
   const std::string real = newest_segment(dir.path());
-  SUBCASE("wrong magic") {
+  auto check = [&](const std::string& file, const std::string& kind, const std::vector<std::string>& rest) {
+    auto strict = replay_all(dir.path());
+    CHECK(strict.report.status.code() == ErrorCode::kCorruption);
+    CHECK(strict.report.status.message().find(file + ": offset 0: " + kind) != std::string::npos);
+    auto skip = replay_all(dir.path(), RecoveryMode::kSkip);
+    CHECK(skip.report.status.ok());
+    CHECK(skip.report.corruptions == 1);
+    CHECK(skip.payloads == rest);
+  };
+  SUBCASE("a file of garbage named like an older segment") {
     const std::string bad = dir.file("CommitLog-1-1.log");
     write_file(bad, std::vector<std::byte>(4096, std::byte{'x'}));
-    auto r = replay_all(dir.path());
-    CHECK(r.report.status.code() == ErrorCode::kInvalidArgument);
-    CHECK(r.report.status.message().find(bad) != std::string::npos);
-    CHECK(r.report.status.message().find("not a commit log segment") != std::string::npos);
+    check(bad, "not a commit log segment (bad magic)", log.payloads);
   }
-  SUBCASE("truncated header") {
+  SUBCASE("one bit of the magic") {
+    flip_bit(real, format::kHeaderMagicOffset + 3);
+    check(real, "not a commit log segment (bad magic)", {});
+  }
+  SUBCASE("a header cut short") {
     auto bytes = read_file(real);
     bytes.resize(30);
     write_file(real, bytes);
-    auto r = replay_all(dir.path());
-    CHECK(r.report.status.message().find("shorter than a segment header") != std::string::npos);
+    check(real, "file shorter than a segment header", {});
   }
-  SUBCASE("unknown version") {
-    auto bytes = read_file(real);
-    store_u16(bytes.data() + format::kHeaderVersionOffset, 99);
-    store_u64(bytes.data() + format::kHeaderChecksumOffset,
-              checksum({bytes.data(), format::kHeaderChecksumOffset}));
-    write_file(real, bytes);
-    auto r = replay_all(dir.path());
+}
+
+TEST_CASE("an intact header of a format this build does not read is an input error naming the file") {
+  TempDir dir;
+  write_crashed_log(dir.path(), {1});
+  const std::string real = newest_segment(dir.path());
+  auto bytes = read_file(real);
+  store_u16(bytes.data() + format::kHeaderVersionOffset, 99);
+  store_u64(bytes.data() + format::kHeaderChecksumOffset, checksum({bytes.data(), format::kHeaderChecksumOffset}));
+  write_file(real, bytes);
+  for (RecoveryMode mode : {RecoveryMode::kTolerateTornTail, RecoveryMode::kSkip}) {
+    auto r = replay_all(dir.path(), mode);
     CHECK(r.report.status.code() == ErrorCode::kInvalidArgument);
-    CHECK(r.report.status.message().find("unknown segment format version") != std::string::npos);
+    CHECK(r.report.status.message().find(real + ": unknown segment format version") != std::string::npos);
+    CHECK(r.payloads.empty());
   }
-  SUBCASE("missing directory") {
-    auto r = replay_all(dir.file("nope"));
-    CHECK(r.report.status.code() == ErrorCode::kNotFound);
-    CHECK(r.report.status.message().find("nope") != std::string::npos);
-  }
+}
+
+TEST_CASE("a directory that does not exist yet holds an empty log") {
+  TempDir dir;
+  auto r = replay_all(dir.file("not-yet"));
+  CHECK(r.report.status.ok());
+  CHECK(r.report.segments == 0);
+  CHECK(r.payloads.empty());
 }
 
 TEST_CASE("a preallocated segment whose header was never written is an unused leftover") {

@@ -123,7 +123,7 @@ uint64_t three_sections(SegmentBuilder& b, Damage damage, bool flushed_second) {
 // Strict replay ends at the damage, with no gap; skip replays the third
 // section too, which survived.
 void check_torn_tail(const std::string& dir, uint64_t damage_at) {
-  for (RecoveryMode mode : {RecoveryMode::kStrict, RecoveryMode::kSkip}) {
+  for (RecoveryMode mode : {RecoveryMode::kTolerateTornTail, RecoveryMode::kSkip}) {
     CAPTURE(static_cast<int>(mode));
     auto replayed = replay_all(dir, mode);
     CHECK_MESSAGE(replayed.report.status.ok(), replayed.report.status.to_string());
@@ -131,9 +131,8 @@ void check_torn_tail(const std::string& dir, uint64_t damage_at) {
     CHECK(replayed.report.torn_tail_bytes > 0);
     REQUIRE(replayed.report.problems.size() == 1);
     CHECK(replayed.report.problems[0].offset == damage_at);
-    CHECK(replayed.report.problems[0].kind.find("never flushed") != std::string::npos);
     CHECK_FALSE(replayed.report.problems[0].corruption);
-    if (mode == RecoveryMode::kStrict) {
+    if (mode == RecoveryMode::kTolerateTornTail) {
       CHECK(replayed.payloads == std::vector<std::string>{"m0", "m1"});
     } else {
       REQUIRE(replayed.payloads.size() >= 4);
@@ -301,7 +300,7 @@ std::vector<std::pair<uint64_t, uint64_t>> markers_of(const std::string& path) {
   SegmentHeader header;
   REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
   const SegmentImage image = load_segment_image(bytes, header);
-  SegmentReader reader(image.bytes, header);
+  SegmentReader reader(image, header);
   std::vector<std::pair<uint64_t, uint64_t>> markers;
   while (true) {
     SegmentItem item = reader.next();

@@ -134,14 +134,6 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-std::string format_goals(const Points& all, const char* prefix) {
-  std::string out;
-  for (const GoalCheck& g : check_goals(all)) {
-    out += fmt::format("{}{}: {}\n", prefix, g.met ? "met" : "NOT met", g.text);
-  }
-  return out;
-}
-
 std::string format_table(const Points& all) {
   std::string header = "|", rule = "|";
   for (const Column& c : columns()) {
@@ -165,8 +157,6 @@ std::string format_table(const Points& all) {
     }
   }
   if (!notes.empty()) out += "\nErrors:\n" + notes;
-  const std::string goals = format_goals(all, "- ");
-  if (!goals.empty()) out += "\nGoals (reported, not asserted):\n" + goals;
   return out;
 }
 
@@ -202,12 +192,6 @@ std::string format_json(const Points& all) {
       first = false;
     }
     out += "}";
-  }
-  out += "\n  ],\n  \"goals\": [";
-  const std::vector<GoalCheck> goals = check_goals(all);
-  for (size_t i = 0; i < goals.size(); ++i) {
-    out += fmt::format("{}\n    {{\"met\": {}, \"text\": {}}}", i == 0 ? "" : ",",
-                       goals[i].met ? "true" : "false", json_string(goals[i].text));
   }
   return out + "\n  ]\n}\n";
 }

@@ -97,9 +97,9 @@ class Printer {
     }
   }
 
-  // Damage to a compressed section, at its file offset; `kind` as the replayer names it.
-  void damage(const LogFile& file, uint64_t offset, const char* kind, uint64_t bytes) {
-    damage_line(file, offset, kind, bytes, nullptr);
+  // Damage to compressed sections, in file offsets.
+  void damage(const LogFile& file, const SectionDamage& d) {
+    damage_line(file, d.file_offset, damage_kind_name(d.kind), d.file_bytes, d.durable, true);
   }
 
   // `synced` only for segments whose markers carry it (format::kFlagSyncedMarks).
@@ -132,11 +132,12 @@ class Printer {
     }
   }
 
-  // Damage inside the sections, with what the replayer weighs to call it a
-  // torn tail (segment_reader.h); dump reads one file and cannot know whether
-  // it is its run's newest.
+  // Damage the reader passed over, with whether a later write proves it
+  // durable, which makes the replayer call it corruption even in a run's
+  // newest segment (segment/damage_classifier.h); dump reads one file and
+  // cannot know whether it is its run's newest.
   void damage(const LogFile& file, const SegmentDamage& d) {
-    damage_line(file, d.offset, damage_kind_name(d.kind), d.skipped_bytes, &d);
+    damage_line(file, d.offset, damage_kind_name(d.kind), d.length, d.durable, false);
   }
 
   void end(const LogFile& file, const SegmentEnd& e) {
@@ -145,33 +146,24 @@ class Printer {
             {"file", file.path},
             {"offset", e.offset},
             {"kind", end_kind_name(e.kind)},
-            {"sections", e.sections},
-            {"unsealed_bytes", e.unsealed_bytes}});
+            {"sections", e.sections}});
     } else {
-      out_.append(fmt::format("end      @{}  {}  ({} sections, {} unsealed bytes after)\n", e.offset,
-                              end_kind_name(e.kind), e.sections, e.unsealed_bytes));
+      out_.append(fmt::format("end      @{}  {}  ({} sections)\n", e.offset, end_kind_name(e.kind), e.sections));
     }
   }
 
  private:
-  // `facts`: the reader's damage, or null for a compressed section's.
-  void damage_line(const LogFile& file, uint64_t offset, const char* kind, uint64_t bytes,
-                   const SegmentDamage* facts) {
+  void damage_line(const LogFile& file, uint64_t offset, const char* kind, uint64_t bytes, bool durable,
+                   bool in_file) {
     if (json_) {
-      nlohmann::ordered_json j = {
-          {"type", "damage"}, {"file", file.path}, {"offset", offset}, {"kind", kind}, {"bytes", bytes}};
-      if (facts != nullptr) {
-        j["in_last_section"] = facts->in_last_section;
-        j["unflushed"] = facts->unflushed;
-      }
+      nlohmann::ordered_json j = {{"type", "damage"}, {"file", file.path},   {"offset", offset},
+                                  {"kind", kind},     {"bytes", bytes},      {"durable", durable},
+                                  {"in_file", in_file}};
       line(j);
       return;
     }
-    const char* why = facts == nullptr            ? ""
-                      : facts->in_last_section    ? "; nothing valid after it"
-                      : facts->unflushed          ? "; no later marker says it was flushed"
-                                                  : "";
-    out_.append(fmt::format("damage   @{}  {}  ({} bytes skipped{})\n", offset, kind, bytes, why));
+    out_.append(fmt::format("damage   @{}{}  {}  ({} bytes; {})\n", offset, in_file ? " (file)" : "", kind, bytes,
+                            durable ? "later writes prove it was durable" : "nothing after it proves it durable"));
   }
 
   void line(const nlohmann::ordered_json& j) {
@@ -190,19 +182,20 @@ void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer,
   const SegmentImage image = load_segment_image(s.bytes, s.header);
   if ((s.header.flags & format::kFlagLz4Sections) != 0) {
     printer.compression(file, image);
-    for (const SegmentDamage& d : image.damage) printer.damage(file, d);
-    if (image.torn_bytes > 0) printer.damage(file, image.torn_offset, "torn compressed section", image.torn_bytes);
+    for (const SectionDamage& d : image.damage) printer.damage(file, d);
   }
-  SegmentReader reader(image.bytes, s.header);
+  SegmentReader reader(image, s.header);
   uint64_t section = 0;  // the marker of the last section printed
   while (true) {
     SegmentItem item = reader.next();
     auto* entry = std::get_if<SegmentEntry>(&item);
     auto* damage = std::get_if<SegmentDamage>(&item);
-    if ((entry != nullptr || (damage != nullptr && damage->kind != DamageKind::kBadMarker)) &&
-        reader.section().marker != section) {
-      section = reader.section().marker;
-      printer.section(file, reader.section());
+    const SegmentReader::Section here = reader.section();
+    const bool in_section = entry != nullptr || (damage != nullptr && damage->offset > here.marker &&
+                                                 damage->offset < here.next_marker);
+    if (in_section && here.marker != section) {
+      section = here.marker;
+      printer.section(file, here);
     }
     if (entry != nullptr) {
       printer.entry(file, s.header.id, *entry);

@@ -1,6 +1,6 @@
 // `commitlog replay-fixture DIR [--bytes N] [--payload N] ...` (hidden): writes
 // a log of a given size quickly, through the library, for measuring replay
-// speed (tools/replay_speed.sh, docs/benchmarks.md). Payloads are text-like
+// speed (tools/replay_speed.sh, docs/performance.md). Payloads are text-like
 // (words from a small vocabulary) so that compression has something to do.
 #pragma once
 

@@ -52,16 +52,21 @@ Result<size_t> read_prefix(int fd, const std::string& path, std::span<std::byte>
   return done;
 }
 
+// Without blocking: a FIFO named like a segment would hang a plain open().
+int open_for_reading(const std::string& path) { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); }
+
+// The size of a regular file; anything else is refused, naming it.
 Result<uint64_t> file_size(int fd, const std::string& path) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return errno_status(errno, path, "cannot stat");
   if (S_ISDIR(st.st_mode)) return errno_status(EISDIR, path, "cannot read");
+  if (!S_ISREG(st.st_mode)) return Status::invalid_argument(path + ": not a regular file");
   return static_cast<uint64_t>(st.st_size);
 }
 
 // Opens `path`, reads its header and returns it as a LogFile, or the input error.
 Result<LogFile> check_segment_file(const std::string& path, uint64_t id) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(open_for_reading(path));
   if (fd.get() < 0) return errno_status(errno, path, "cannot open");
   auto size = file_size(fd.get(), path);
   if (!size.ok()) return size.status();
@@ -70,26 +75,21 @@ Result<LogFile> check_segment_file(const std::string& path, uint64_t id) {
   if (!got.ok()) return got.status();
   SegmentHeader header;
   const HeaderProblem problem = decode_segment_header({bytes, *got}, &header);
-  std::string error = header_input_error(path, *size, problem, header);
+  std::string error = header_input_error(path, problem, header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
   return LogFile{id, path, *size};
 }
 
 }  // namespace
 
-std::string header_input_error(const std::string& path, uint64_t file_size, HeaderProblem problem,
-                               const SegmentHeader& header) {
+std::string header_input_error(const std::string& path, HeaderProblem problem, const SegmentHeader& header) {
   switch (problem) {
     case HeaderProblem::kNone:
     case HeaderProblem::kAllZero:
+    case HeaderProblem::kTooShort:
+    case HeaderProblem::kNotASegment:
     case HeaderProblem::kBadChecksum:
       return {};
-    case HeaderProblem::kTooShort:
-      return fmt::format("{}: offset {}: truncated segment header (the file ends inside the {}-byte header)",
-                         path, file_size, format::kHeaderSize);
-    case HeaderProblem::kNotASegment:
-      return fmt::format("{}: offset {}: not a commit log segment (bad magic)", path,
-                         format::kHeaderMagicOffset);
     case HeaderProblem::kUnknownVersion:
       if (header.version == format::kFormatVersion) {
         return fmt::format("{}: offset {}: unexpected header size for segment format version {}", path,
@@ -145,7 +145,7 @@ Result<std::vector<LogFile>> open_log_paths(const std::vector<std::string>& path
 }
 
 Result<LoadedSegment> load_segment(const LogFile& file) {
-  Fd fd(::open(file.path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(open_for_reading(file.path));
   if (fd.get() < 0) return errno_status(errno, file.path, "cannot open");
   auto size = file_size(fd.get(), file.path);
   if (!size.ok()) return size.status();
@@ -155,7 +155,7 @@ Result<LoadedSegment> load_segment(const LogFile& file) {
   if (!got.ok()) return got.status();
   segment.bytes.resize(*got);
   segment.problem = decode_segment_header(segment.bytes, &segment.header);
-  std::string error = header_input_error(file.path, *got, segment.problem, segment.header);
+  std::string error = header_input_error(file.path, segment.problem, segment.header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
   return segment;
 }

@@ -3,10 +3,11 @@
 // offset where one applies) and exit code 2, never a crash or half a report.
 //
 // Input errors: a path that does not exist, a directory without segments, a
-// file that is not a segment (bad magic), a header cut short, a format
-// version or flag this build does not read, a file that cannot be read. A
-// header with a bad checksum or never written is not an input error: it is
-// damage the commands report.
+// file that is not a regular file, a segment-like name that does not parse,
+// an intact header of a format version or with flags this build does not
+// read, a file that cannot be read. A damaged header (bad magic or checksum,
+// cut short, never written) is not an input error: it is damage of that
+// segment, which the commands report.
 #pragma once
 
 #include <cstdint>
@@ -36,15 +37,14 @@ Result<std::vector<LogFile>> open_log_paths(const std::vector<std::string>& path
 // A whole segment file in memory, its header parsed.
 struct LoadedSegment {
   std::vector<std::byte> bytes;
-  HeaderProblem problem = HeaderProblem::kNone;  // kNone, kBadChecksum or kAllZero
+  HeaderProblem problem = HeaderProblem::kNone;  // never kUnknownVersion or kUnknownFlags
   SegmentHeader header;
 };
 Result<LoadedSegment> load_segment(const LogFile& file);
 
-// "PATH: offset N: what is wrong" when `problem` makes the file unusable as
-// a segment; empty when the header is fine or merely damaged.
-std::string header_input_error(const std::string& path, uint64_t file_size, HeaderProblem problem,
-                               const SegmentHeader& header);
+// "PATH: offset N: what is wrong" when `problem` is a header this build
+// cannot read; empty when the header is fine or merely damaged.
+std::string header_input_error(const std::string& path, HeaderProblem problem, const SegmentHeader& header);
 
 // Total bytes of `files`, and each one's starting point in that total, for
 // progress bars.

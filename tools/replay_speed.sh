@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replay speed against the ceiling of simply reading the same files
-# (docs/benchmarks.md, "Replay speed"). Usage:
+# (docs/performance.md, "Replay speed"). Usage:
 #   tools/replay_speed.sh [CLI] [WORK_DIR] [COMPRESSIONS] [REPS]
 #   CLI           the commitlog binary (default build-tools/bin/commitlog)
 #   WORK_DIR      scratch space for a 1 GiB log (default /tmp/commitlog-replay-speed), removed after

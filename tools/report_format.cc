@@ -1,45 +1,55 @@
 #include "tools/report_format.h"
 
 #include <algorithm>
+#include <charconv>
 #include <ctime>
 
 #include <fmt/core.h>
 
+#include "commitlog/archiver.h"
 #include "tools/commands.h"
 
 namespace commitlog::tools {
 
-void add_mode_option(CLI::App* cmd, std::string& mode, const std::string& default_mode) {
+void add_mode_option(CLI::App* cmd, RecoveryMode& mode, RecoveryMode default_mode) {
   mode = default_mode;
-  cmd->add_option("--mode", mode,
-                  "strict: stop at the first corruption; skip: pass over damage and go on")
-      ->check(CLI::IsMember({"strict", "skip"}))
-      ->capture_default_str();
-}
-
-RecoveryMode recovery_mode(const std::string& mode) {
-  return mode == "skip" ? RecoveryMode::kSkip : RecoveryMode::kStrict;
+  cmd->add_option_function<std::string>(
+         "--mode", [&mode](const std::string& name) { mode = *parse_recovery_mode(name); },
+         "at damage: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
+         "point-in-time (stop at corruption, without error), skip (pass over damage and go on)")
+      ->check([](const std::string& name) {
+        return parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
+      })
+      ->default_str(recovery_mode_name(default_mode));
 }
 
 int exit_code_for(const ReplayReport& report) {
-  if (!report.status.ok()) {
-    return report.status.code() == ErrorCode::kCorruption ? kExitCorruption : kExitUsage;
-  }
-  return report.corruptions > 0 ? kExitCorruption : kExitOk;
+  if (report.intact()) return kExitOk;
+  if (!report.status.ok() && report.status.code() != ErrorCode::kCorruption) return kExitUsage;
+  return kExitCorruption;
 }
 
 std::string problem_line(const ReplayProblem& problem) {
-  return fmt::format("{}: {}: offset {}: {} ({} bytes {})",
+  const std::string stored =
+      problem.stored_bytes == 0
+          ? ""
+          : fmt::format("; file bytes {}..{}", problem.stored_offset, problem.stored_offset + problem.stored_bytes);
+  return fmt::format("{}: {}: offset {}: {} ({} bytes {}{})",
                      problem.corruption ? "corruption" : "torn tail", problem.file, problem.offset,
-                     problem.kind, problem.bytes, problem.corruption ? "skipped" : "dropped");
+                     problem.kind, problem.bytes, problem.corruption ? "skipped" : "dropped", stored);
 }
 
 nlohmann::ordered_json problem_json(const ReplayProblem& problem) {
-  return {{"file", problem.file},
-          {"offset", problem.offset},
-          {"kind", problem.kind},
-          {"bytes", problem.bytes},
-          {"corruption", problem.corruption}};
+  nlohmann::ordered_json j = {{"file", problem.file},
+                              {"offset", problem.offset},
+                              {"kind", problem.kind},
+                              {"bytes", problem.bytes},
+                              {"corruption", problem.corruption}};
+  if (problem.stored_bytes > 0) {
+    j["stored_offset"] = problem.stored_offset;
+    j["stored_bytes"] = problem.stored_bytes;
+  }
+  return j;
 }
 
 std::string format_time_us(uint64_t us) {
@@ -48,6 +58,24 @@ std::string format_time_us(uint64_t us) {
   ::gmtime_r(&seconds, &tm);
   return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1,
                      tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us % 1000000);
+}
+
+Result<uint64_t> parse_time_us(const std::string& text) {
+  uint64_t us = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) return us;
+  // ISO 8601 as format_time_us prints it, rewritten to Cassandra's form.
+  std::string cassandra = text;
+  if (cassandra.size() >= 19 && cassandra[4] == '-' && cassandra[7] == '-' && cassandra[10] == 'T') {
+    cassandra[4] = cassandra[7] = ':';
+    cassandra[10] = ' ';
+    if (cassandra.back() == 'Z') cassandra.pop_back();
+  }
+  auto parsed = parse_restore_point(cassandra);
+  if (parsed.ok()) return parsed;
+  return Status::invalid_argument(
+      "'" + text + "' is not a time: expected 2024-05-01T12:00:00[.123456]Z, 2024:05:01 12:00:00[.123] (UTC) "
+      "or microseconds since the epoch");
 }
 
 int input_error(const char* command, const Status& status) {

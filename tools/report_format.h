@@ -16,20 +16,26 @@
 
 namespace commitlog::tools {
 
-// Adds `--mode strict|skip` to `cmd`, storing into `mode`.
-void add_mode_option(CLI::App* cmd, std::string& mode, const std::string& default_mode);
-RecoveryMode recovery_mode(const std::string& mode);
+// Adds `--mode tolerate-torn-tail|absolute|point-in-time|skip` to `cmd`,
+// storing into `mode` ("strict" is taken for tolerate-torn-tail).
+void add_mode_option(CLI::App* cmd, RecoveryMode& mode, RecoveryMode default_mode);
 
-// 0 intact (torn tails allowed), 1 corruption found, 2 input error.
+// 0 intact (torn tails allowed, unless the mode refused them), 1 damage
+// found that lost data or that the mode refused, 2 input error.
 int exit_code_for(const ReplayReport& report);
 
 // "corruption: FILE: offset N: KIND (B bytes skipped)" or
-// "torn tail: FILE: offset N: KIND (B bytes dropped)".
+// "torn tail: FILE: offset N: KIND (B bytes dropped)", plus for damaged
+// compressed sections "; file bytes F..G".
 std::string problem_line(const ReplayProblem& problem);
 nlohmann::ordered_json problem_json(const ReplayProblem& problem);
 
 // "2024-05-01T12:00:00.123456Z" (UTC) for µs since the epoch.
 std::string format_time_us(uint64_t us);
+// µs since the epoch from what format_time_us prints (the fraction and the
+// Z optional), Cassandra's restore_point_in_time form "yyyy:MM:dd
+// HH:mm:ss[.SSS]" (UTC), or a plain number of µs.
+Result<uint64_t> parse_time_us(const std::string& text);
 
 // Prints "commitlog COMMAND: MESSAGE" on stderr and returns kExitUsage.
 int input_error(const char* command, const Status& status);

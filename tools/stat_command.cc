@@ -41,6 +41,7 @@ struct SegmentStat {
   uint64_t entries = 0;
   uint64_t payload_bytes = 0;
   SegmentEnd end;
+  uint64_t unsealed_bytes = 0;  // non-zero bytes after the sealed data that are not sealed data
   uint64_t damaged_regions = 0;
   uint64_t damaged_bytes = 0;
   uint64_t stored_bytes = 0;  // sealed bytes past the header, as stored in the file
@@ -73,15 +74,11 @@ struct LogStat {
 
 void scan(const LoadedSegment& s, SegmentStat& seg, LogStat& log, Progress& progress, uint64_t base) {
   const SegmentImage image = load_segment_image(s.bytes, s.header);
-  for (const SegmentDamage& d : image.damage) {
+  for (const SectionDamage& d : image.damage) {
     ++seg.damaged_regions;
-    seg.damaged_bytes += d.skipped_bytes;
+    seg.damaged_bytes += d.file_bytes;
   }
-  if (image.torn_bytes > 0) {
-    ++seg.damaged_regions;
-    seg.damaged_bytes += image.torn_bytes;
-  }
-  SegmentReader reader(image.bytes, s.header);
+  SegmentReader reader(image, s.header);
   while (true) {
     SegmentItem item = reader.next();
     if (auto* e = std::get_if<SegmentEntry>(&item)) {
@@ -96,7 +93,8 @@ void scan(const LoadedSegment& s, SegmentStat& seg, LogStat& log, Progress& prog
       progress.update(base + std::min(e->offset, seg.file.size));  // image offsets may run past
     } else if (auto* d = std::get_if<SegmentDamage>(&item)) {
       ++seg.damaged_regions;
-      seg.damaged_bytes += d->skipped_bytes;
+      seg.damaged_bytes += d->length;
+      if (d->kind == DamageKind::kUnsealedBytes) seg.unsealed_bytes += d->length;
     } else {
       seg.end = std::get<SegmentEnd>(item);
       if ((s.header.flags & format::kFlagLz4Sections) != 0) {
@@ -122,7 +120,7 @@ Result<LogStat> collect(const std::vector<LogFile>& files) {
       scan(*loaded, seg, log, progress, offsets.start[i]);
       if ((seg.header.flags & format::kFlagLz4Sections) != 0) ++log.compressed_segments;
     } else {
-      seg.end = SegmentEnd{EndKind::kTorn, 0, 0, 0};
+      seg.end = SegmentEnd{EndKind::kTorn, 0, 0};
     }
     log.bytes += seg.file.size;
     log.entries += seg.entries;
@@ -167,7 +165,7 @@ void print_json(const StatArgs& args, const LogStat& log) {
                         {"sections", s.end.sections},
                         {"end", ok ? end_kind_name(s.end.kind) : "unreadable header"},
                         {"sealed_end", s.end.offset},
-                        {"unsealed_bytes", s.end.unsealed_bytes},
+                        {"unsealed_bytes", s.unsealed_bytes},
                         {"stored_bytes", s.stored_bytes},
                         {"image_bytes", s.image_bytes},
                         {"damaged_regions", s.damaged_regions},

@@ -167,7 +167,7 @@ LogScan scan_log(const std::string& dir, uint64_t max_size) {
     }
     return Status{};
   };
-  scan.replay = replay_directory(dir, ReplayOptions{RecoveryMode::kStrict}, handler);
+  scan.replay = replay_directory(dir, ReplayOptions{RecoveryMode::kTolerateTornTail}, handler);
   return scan;
 }
 

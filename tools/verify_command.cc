@@ -1,8 +1,9 @@
-// `commitlog verify DIR [--mode strict|skip] [--format text|json]`: replays
-// the log without applying anything and reports every problem with its file,
-// offset and kind. Exit 0 when the log is intact or its only damage is a torn
-// tail where a process stopped (reported, normal after a crash), 1 when it is
-// corrupt, 2 on a usage or input error (one line on stderr, nothing on
+// `commitlog verify DIR [--mode MODE] [--format text|json]`: replays the log
+// without applying anything and reports every problem with its file, offset,
+// kind and the exact bytes it covers. Exit 0 when the log is intact or its
+// only damage is a torn tail where a process stopped (reported, normal after
+// a crash), 1 when damage lost data or the mode refused it (absolute refuses
+// torn tails), 2 on a usage or input error (one line on stderr, nothing on
 // stdout). The default mode is skip, so one run finds every problem.
 //   text: a line per problem (problem_line()), then a summary line.
 //   json: one object: {"directory", "mode", "verdict", "segments", ...,
@@ -23,23 +24,29 @@ namespace {
 
 struct VerifyArgs {
   std::string dir;
-  std::string mode;
+  RecoveryMode mode = RecoveryMode::kSkip;
   std::string format = "text";
 };
 
-// "intact", "torn tail" (intact but for normal torn tails) or "corrupt".
+// What was found, whatever the mode made of it: "intact", "torn tail"
+// (intact but for torn tails) or "corrupt".
 const char* verdict(const ReplayReport& report) {
-  if (exit_code_for(report) != kExitOk) return "corrupt";
-  return report.problems.empty() ? "intact" : "torn tail";
+  if (report.corruptions > 0) return "corrupt";
+  for (const ReplayProblem& p : report.problems) {
+    if (p.bytes > 0 || p.stored_bytes > 0) return "torn tail";
+  }
+  return "intact";
 }
 
 void print_text(const VerifyArgs& args, const ReplayReport& r) {
   for (const ReplayProblem& p : r.problems) fmt::print("{}\n", problem_line(p));
   std::string verdict_text = verdict(r);
-  if (verdict_text == "torn tail") verdict_text = "intact except for torn tails (normal after a crash)";
-  if (verdict_text == "corrupt") {
+  if (verdict_text == "torn tail") {
+    verdict_text = r.intact() ? "intact except for torn tails (normal after a crash)"
+                              : "TORN TAIL (refused by --mode absolute)";
+  } else if (verdict_text == "corrupt") {
     verdict_text = "CORRUPT";
-    if (!r.status.ok()) verdict_text += " (stopped at the first corruption; --mode skip checks the rest)";
+    if (r.stopped_at) verdict_text += " (stopped at the first corruption; --mode skip checks the rest)";
   }
   fmt::print("verify {}: {} segments, {} mutations, {} payload bytes; {} corruptions ({} bytes skipped); "
              "torn tail {} bytes: {}\n",
@@ -50,12 +57,17 @@ void print_text(const VerifyArgs& args, const ReplayReport& r) {
 void print_json(const VerifyArgs& args, const ReplayReport& r) {
   nlohmann::ordered_json problems = nlohmann::ordered_json::array();
   for (const ReplayProblem& p : r.problems) problems.push_back(problem_json(p));
+  auto position = [](const std::optional<Position>& p) {
+    return p ? nlohmann::ordered_json(p->to_string()) : nlohmann::ordered_json(nullptr);
+  };
   nlohmann::ordered_json j = {
       {"directory", args.dir},
-      {"mode", args.mode},
+      {"mode", recovery_mode_name(args.mode)},
       {"verdict", verdict(r)},
       {"exit_code", exit_code_for(r)},
-      {"stopped_early", !r.status.ok()},
+      {"stopped_early", r.stopped_at.has_value()},
+      {"stopped_at", position(r.stopped_at)},
+      {"unread_segments", r.unread_segments},
       {"segments", r.segments},
       {"mutations", r.mutations},
       {"payload_bytes", r.payload_bytes},
@@ -63,8 +75,7 @@ void print_json(const VerifyArgs& args, const ReplayReport& r) {
       {"corruptions", r.corruptions},
       {"skipped_bytes", r.skipped_bytes},
       {"torn_tail_bytes", r.torn_tail_bytes},
-      {"last_position", r.last_position ? nlohmann::ordered_json(r.last_position->to_string())
-                                        : nlohmann::ordered_json(nullptr)},
+      {"last_position", position(r.last_position)},
       {"problems", problems}};
   fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
@@ -73,7 +84,7 @@ int run_verify(const VerifyArgs& args) {
   auto files = open_log_directory(args.dir);
   if (!files.ok()) return input_error("verify", files.status());
   ReplayOptions options;
-  options.mode = recovery_mode(args.mode);
+  options.mode = args.mode;
   ReplayProgress progress("verify", *files);
   ReplayReport report = replay_directory(args.dir, options, [&](const ReplayedMutation& m) {
     progress.update(m.position);
@@ -96,7 +107,7 @@ void add_verify_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<VerifyArgs>();
   CLI::App* cmd = app.add_subcommand("verify", "check every segment of a log directory");
   cmd->add_option("DIR", args->dir, "log directory")->required();
-  add_mode_option(cmd, args->mode, "skip");
+  add_mode_option(cmd, args->mode, RecoveryMode::kSkip);
   cmd->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

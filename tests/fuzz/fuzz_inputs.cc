@@ -13,7 +13,7 @@ size_t read_segment(std::span<const std::byte> file) {
   SegmentHeader header;
   if (decode_segment_header(file, &header) != HeaderProblem::kNone) return 0;
   const SegmentImage image = load_segment_image(file, header);
-  SegmentReader reader(image.bytes, header);
+  SegmentReader reader(image, header);
   size_t entries = 0;
   // Skip mode: keep going after damage, as far as the reader can.
   while (true) {

@@ -22,6 +22,6 @@ struct Replayed {
   std::vector<Position> positions;
   std::vector<uint32_t> tables;
 };
-Replayed replay_all(const std::string& dir, RecoveryMode mode = RecoveryMode::kStrict);
+Replayed replay_all(const std::string& dir, RecoveryMode mode = RecoveryMode::kTolerateTornTail);
 
 }  // namespace commitlog::testing

@@ -14,7 +14,7 @@ constexpr int kDrainPolls = 8;
 // Rounds between two holds while holding does not pay (see hold()). Such a
 // probe holds up to a flush time for nothing: probing every 8th round cost
 // adaptive 3.4% of the SETs at 64 clients with fast fsyncs against never
-// holding, every 32nd about 1% (12 alternating rounds, docs/benchmarks.md);
+// holding, every 32nd about 1% (12 alternating rounds);
 // with 1-4 ms fsyncs, 32 rounds still take under 0.15 s to notice a change.
 constexpr int kProbeRounds = 32;
 

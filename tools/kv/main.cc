@@ -2,7 +2,7 @@
 // by the commit log. docs/kv.md describes it; tools/kv/server.h its threads.
 //
 //   commitlog-kv [--config FILE] [--dir DIR] [--port PORT] [--bind ADDR]
-//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery strict|skip]
+//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery MODE]
 #include <signal.h>
 
 #include <cstdio>
@@ -21,15 +21,21 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
+// A server answers a write once it is durable unless its config or --policy
+// says otherwise; the library's own default, periodic, answers first.
+constexpr const char* kDefaultPolicy = "adaptive";
+
 struct Args {
   std::string config;
   std::string policy;
   double snapshot_interval_s = 60;
-  std::string recovery = "strict";
+  commitlog::RecoveryMode recovery = commitlog::RecoveryMode::kTolerateTornTail;
 };
 
 int run(const Args& args, commitlog::kv::ServerOptions options) {
   using namespace commitlog;
+  options.log.sync_policy = kDefaultPolicy;
+  options.policy_origin = "commitlog-kv's default";
   if (!args.config.empty()) {
     auto loaded = load_config_file(args.config);
     if (!loaded.ok()) {
@@ -44,6 +50,13 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
       if (v.key == "commitlog_ext_spin_wait" && v.source != ConfigSource::kFile) {
         options.log.spin_wait = server_spin_wait;  // the server's own default
       }
+      if (v.key == "commitlog_sync") {
+        if (v.source == ConfigSource::kFile) {
+          options.policy_origin = fmt::format("{}:{}", args.config, v.line);
+        } else {
+          options.log.sync_policy = kDefaultPolicy;
+        }
+      }
       if (v.key == "commitlog_directory" && v.source == ConfigSource::kFile) {
         fmt::print(
             stderr,
@@ -52,10 +65,13 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
       }
     }
   }
-  if (!args.policy.empty()) options.log.sync_policy = args.policy;
+  if (!args.policy.empty()) {
+    options.log.sync_policy = args.policy;
+    options.policy_origin = "--policy";
+  }
   options.snapshot_interval =
       std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
-  options.recovery = args.recovery == "skip" ? RecoveryMode::kSkip : RecoveryMode::kStrict;
+  options.recovery = args.recovery;
 
   kv::Server server(std::move(options));
   Status started = server.start();
@@ -83,7 +99,9 @@ int main(int argc, char** argv) {
   Args args;
   commitlog::kv::ServerOptions options;
   app.set_version_flag("-V,--version", "commitlog-kv " COMMITLOG_VERSION);
-  app.add_option("--config", args.config, "commit-log yaml (conf/commitlog.yaml keys)");
+  app.add_option("--config", args.config,
+                 "commit-log yaml (conf/commitlog.yaml keys); without commitlog_sync in it, "
+                 "the policy is adaptive");
   app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port; 0 picks a free one")
@@ -96,10 +114,16 @@ int main(int argc, char** argv) {
          "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  app.add_option("--recovery", args.recovery,
-                 "on a damaged log or snapshot: stop (strict) or skip it")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"strict", "skip"}));
+  app.add_option_function<std::string>(
+         "--recovery",
+         [&args](const std::string& name) { args.recovery = *commitlog::parse_recovery_mode(name); },
+         "on a damaged log: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
+         "point-in-time (start from what precedes the first corruption) or skip (pass over damage); "
+         "a snapshot that does not verify stops the start unless skip")
+      ->check([](const std::string& name) {
+        return commitlog::parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
+      })
+      ->default_str(commitlog::recovery_mode_name(args.recovery));
   app.add_option("--threads", options.threads, "worker threads serving connections")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -34,6 +34,16 @@ Options server_log_defaults() {
 namespace {
 
 constexpr size_t kConnectionStack = 256u << 10;
+// Replayed mutations between two looks for a SIGINT or SIGTERM.
+constexpr uint64_t kStopCheckInterval = 256;
+
+// main() blocks SIGINT and SIGTERM in every thread and only run() waits for
+// them, so while the log replays they stay pending: the replay looks.
+bool stop_signal_pending() {
+  sigset_t pending;
+  return ::sigpending(&pending) == 0 &&
+         (sigismember(&pending, SIGINT) == 1 || sigismember(&pending, SIGTERM) == 1);
+}
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -86,10 +96,10 @@ Status Server::start() {
                                [this](std::span<const std::string_view> s) { return info(s); }});
   CL_RETURN_IF_ERROR(listen());
   fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {}, {} worker thread{}, snapshot every {} "
-      "ms, commitlog_ext_spin_wait {} us)\n",
-      options_.bind, port_, policy_name_, options_.threads, options_.threads == 1 ? "" : "s",
-      options_.snapshot_interval.count(),
+      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), {} worker thread{}, snapshot "
+      "every {} ms, commitlog_ext_spin_wait {} us)\n",
+      options_.bind, port_, policy_name_, options_.policy_origin, options_.threads,
+      options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
       std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
   std::fflush(stdout);
   return {};
@@ -105,7 +115,7 @@ Status Server::load() {
       &passed_over);
   if (!snapshot.ok()) return snapshot.status();
   for (const std::string& w : passed_over) fmt::print(stderr, "commitlog-kv: snapshot {}\n", w);
-  if (!passed_over.empty() && options_.recovery == RecoveryMode::kStrict) {
+  if (!passed_over.empty() && options_.recovery != RecoveryMode::kSkip) {
     // An older snapshot may rest on log segments already discarded.
     return Status::corruption(
         "a snapshot does not verify; start with --recovery skip to use an older one");
@@ -127,8 +137,14 @@ Status Server::load() {
     replay_options.mode = options_.recovery;
     replay_options.from = from;
     replay_options.file_system = &fs;
+    fmt::print("commitlog-kv: replaying {} ({})\n", log_dir_, recovery_mode_name(options_.recovery));
+    std::fflush(stdout);
+    uint64_t seen = 0;
     ReplayReport report =
-        replay_directory(log_dir_, replay_options, [this](const ReplayedMutation& m) {
+        replay_directory(log_dir_, replay_options, [this, &seen](const ReplayedMutation& m) {
+          if (++seen % kStopCheckInterval == 0 && stop_signal_pending()) {
+            return Status::closed("replay interrupted by a signal; nothing was changed");
+          }
           if (m.table != kDataTable) return Status{};
           // Snapshot markers (the loaded snapshot's own first) change nothing.
           const bool marker = !m.payload.empty() &&

@@ -41,13 +41,14 @@ Options server_log_defaults();
 
 struct ServerOptions {
   Options log = server_log_defaults();  // its directory is replaced by <dir>/commitlog
+  std::string policy_origin;  // why log.sync_policy: "--policy", "FILE:LINE", a default
   std::string dir = "data";  // snapshots here, the log in <dir>/commitlog
   std::string bind = "127.0.0.1";
   int port = 6380;  // 0: any free port (the ready line names it)
   int threads = 1;  // workers; one leaves the second core to the log and the clients
   // 0: only at shutdown, or when the log is over commitlog_total_space.
   std::chrono::milliseconds snapshot_interval{60'000};
-  RecoveryMode recovery = RecoveryMode::kStrict;
+  RecoveryMode recovery = RecoveryMode::kTolerateTornTail;
 };
 
 class Server {

@@ -1,0 +1,45 @@
+# Sourced by the install tests: consumers_against PREFIX WORK builds and runs,
+# against the commitlog installed under PREFIX, the CMake consumers (static,
+# shared, the README's example, a missing dependency) and two pkg-config
+# consumers (shared, static). Scratch files go under WORK.
+consumers_against() {
+  local prefix=$1 work=$2 here
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  local examples=$here/../../examples
+
+  cmake -S "$here" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLES_DIR="$examples" \
+    > "$work/consumer.log"
+  cmake --build "$work/consumer" -j2 >> "$work/consumer.log"
+  "$work/consumer/consumer_static" "$work/log-static" | grep "appended at" > /dev/null
+  "$work/consumer/consumer_shared" "$work/log-shared" | grep "appended at" > /dev/null
+  # The shared one runs on the installed library, not on the build's.
+  ldd "$work/consumer/consumer_shared" > "$work/consumer_shared.ldd"
+  grep -q "$prefix/.*libcommitlog\.so" "$work/consumer_shared.ldd"
+
+
+  cmake -S "$here" -B "$work/probe" -DCMAKE_PREFIX_PATH="$prefix" -DEXPECT_NOT_FOUND=ON \
+    -DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON > "$work/probe.log"
+
+  local pc_path
+  pc_path=$(dirname "$(find "$prefix" -name commitlog.pc | head -1)")
+  local cflags libs static_libs
+  cflags=$(PKG_CONFIG_PATH=$pc_path pkg-config --cflags commitlog)
+  libs=$(PKG_CONFIG_PATH=$pc_path pkg-config --libs commitlog)
+  static_libs=$(PKG_CONFIG_PATH=$pc_path pkg-config --static --libs commitlog)
+  if [[ $cflags == *-std=* ]]; then
+    echo "pkg-config --cflags commitlog sets the standard: $cflags" >&2
+    return 1
+  fi
+  c++ -std=c++23 -DEXPECT_CXX23 "$here/consumer.cc" -o "$work/consumer-pc" $cflags $libs
+  LD_LIBRARY_PATH=$(dirname "$(find "$prefix" -name 'libcommitlog.so' | head -1)") \
+    "$work/consumer-pc" "$work/log-pc" | grep "appended at" > /dev/null
+  c++ -std=c++20 "$here/consumer.cc" -o "$work/consumer-pc-static" $cflags \
+    ${static_libs/-lcommitlog/-l:libcommitlog.a}
+  "$work/consumer-pc-static" "$work/log-pc-static" | grep "appended at" > /dev/null
+
+  # The example on a directory that does not exist yet, then again on what it left.
+  "$work/consumer/embed" "$work/embed-log" > "$work/embed-1.out"
+  grep -q "^recovered 0 mutations" "$work/embed-1.out"
+  "$work/consumer/embed" "$work/embed-log" > "$work/embed-2.out"
+  grep -q "^recovered [1-9][0-9]* mutations" "$work/embed-2.out"
+}
