@@ -164,10 +164,11 @@ std::vector<ConfigValue> Loader::settings(const Options& o) const {
   for (const KeySpec& k : config::keys()) {
     if (!k.supported()) continue;
     const Setting* s = setting(k);
-    std::string_view note = !k.zero_means.empty() && k.type->is_zero(o) ? k.zero_means
-                            : s == nullptr                                 ? k.derived_default
-                                                                           : std::string_view();
-    out.push_back({std::string(k.name), config::show(k.type->print(o)), std::string(note),
+    std::string note(!k.zero_means.empty() && k.type->is_zero(o) ? k.zero_means
+                     : s == nullptr                                 ? k.derived_default
+                                                                    : std::string_view());
+    if (k.in_effect != nullptr) note = k.in_effect(o);
+    out.push_back({std::string(k.name), config::show(k.type->print(o)), std::move(note),
                    s != nullptr ? ConfigSource::kFile : ConfigSource::kDefault, s != nullptr ? s->line : 0});
   }
   return out;

@@ -26,7 +26,6 @@ constexpr uint64_t kMaxCompressionBuffers = 1024;
 
 constexpr Harmless kAnyValue{[](std::string_view) { return true; }, "any value"};
 constexpr Harmless kFalse{[](std::string_view v) { return cv::parse_bool(v) == false; }, "`false`"};
-constexpr Harmless kLegacy{[](std::string_view v) { return v == "legacy"; }, "`legacy`"};
 
 std::string known_policy(const Options& o) {
   const std::vector<std::string> names = PolicyRegistry::global().names();
@@ -57,6 +56,37 @@ std::string hard_limit_rule(const Options& o) {
     return fmt::format("must be 0MiB (none) or at least commitlog_total_space ({})", cv::format_size(o.total_space));
   }
   return "";
+}
+
+std::string access_mode_rule(const Options& o) {
+  const bool compressed = o.compression != Compression::kNone;
+  switch (o.disk_access_mode) {
+    case DiskAccessMode::kMmap:
+      return compressed ? "cannot write compressed segments (commitlog_compression is set): use standard or legacy"
+                        : "";
+    case DiskAccessMode::kStandard:
+      return compressed ? ""
+                        : "without commitlog_compression is not available in this build: use mmap, legacy or auto";
+    case DiskAccessMode::kDirect: return "is not available in this build: use mmap, legacy or auto";
+    case DiskAccessMode::kLegacy:
+    case DiskAccessMode::kAuto: return "";
+  }
+  return "";
+}
+
+// legacy and auto name the mode they come to.
+std::string access_mode_in_effect(const Options& o) {
+  const std::string legacy = o.compression == Compression::kNone ? "mmap, as commitlog_compression is not set"
+                                                                 : "standard, as commitlog_compression is set";
+  if (o.disk_access_mode == DiskAccessMode::kLegacy) return legacy;
+  if (o.disk_access_mode == DiskAccessMode::kAuto) return "legacy's choice here: " + legacy;
+  return "";
+}
+
+std::vector<std::pair<std::string, DiskAccessMode>> access_mode_names() {
+  std::vector<std::pair<std::string, DiskAccessMode>> names;
+  for (const auto& [name, mode] : kDiskAccessModes) names.emplace_back(name, mode);
+  return names;
 }
 
 std::vector<KeySpec> make_keys() {
@@ -117,6 +147,14 @@ std::vector<KeySpec> make_keys() {
          const uint64_t n = o.max_compression_buffers_in_pool;
          return n >= 1 && n <= kMaxCompressionBuffers ? "" : "must be from 1 to 1024";
        }},
+      {.name = "commitlog_disk_access_mode",
+       .type = choice([](auto& o) -> auto& { return o.disk_access_mode; }, "a disk access mode",
+                      access_mode_names()),
+       .doc = "How segments are written: mmap, standard (pwrite), direct (O_DIRECT), legacy (mmap, or standard when "
+              "compressed) or auto (the best here).",
+       .check = access_mode_rule,
+       .depends_on = "commitlog_compression",
+       .in_effect = access_mode_in_effect},
       {.name = "commitlog_total_space",
        .old_name = "commitlog_total_space_in_mb",
        .type = size([](auto& o) -> auto& { return o.total_space; }, kCassandraMiB),
@@ -173,9 +211,6 @@ std::vector<KeySpec> make_keys() {
        },
        .zero_means = "never"},
 
-      {.name = "commitlog_disk_access_mode",
-       .doc = "Segments are written as Cassandra's legacy mode does: mmap, or standard I/O when compressed.",
-       .harmless = &kLegacy},
       {.name = "cdc_enabled", .doc = "Change data capture.", .harmless = &kFalse},
       {.name = "cdc_raw_directory", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
       {.name = "cdc_total_space", .old_name = "cdc_total_space_in_mb", .doc = "Used only with cdc_enabled.",

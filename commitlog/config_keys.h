@@ -52,6 +52,9 @@ struct KeySpec {
   std::string_view derived_default;  // when unset, the default follows other keys: how
   void (*derive)(Options& o) = nullptr;  // applies derived_default to Options' own default
   const Harmless* harmless = nullptr;  // an unsupported key: the values accepted silently
+  // What the value comes to when other keys decide it (legacy: "mmap, as
+  // commitlog_compression is not set"), for `commitlog config`; "" for none.
+  std::string (*in_effect)(const Options& o) = nullptr;
 
   bool supported() const { return type.has_value(); }
 };

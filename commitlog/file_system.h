@@ -6,6 +6,17 @@
 // Thread-safety: a FileSystem may be used from any thread. A File may be used
 // from several threads as long as they touch disjoint byte ranges; map() is
 // called once per file.
+//
+// Direct I/O: a File opened OpenMode::kReadWriteDirect moves bytes between
+// the caller's buffer and the device without the page cache (O_DIRECT).
+// REQUIRES of each write_at(), write_at_durable() and read_at() on it: the
+// offset, the length and the buffer's address are multiples of
+// FileSystem::direct_io_block_size() of the file's directory; a call that
+// breaks this fails with EINVAL and writes nothing. map() on it fails. A
+// direct write that returned is not durable: until sync() returns, a power
+// loss may keep it or not (the device's write cache, and for blocks never
+// written before the file system's record of them), so direct I/O takes a
+// sync() or write_at_durable() like buffered writes do.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +47,12 @@ class File {
   virtual void prefault_mapped(uint64_t /*offset*/, uint64_t /*length*/) {}
   // Writes all of `data` at `offset` (pwrite, retried on short writes).
   virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
+  // Writes all of `data` at `offset` and returns once those bytes, and what
+  // reading them back needs (the file size they extend to), are durable
+  // (pwritev2 with RWF_DSYNC). Says nothing of other writes not yet synced:
+  // they may or may not become durable with it. The default is write_at()
+  // then sync().
+  virtual Status write_at_durable(uint64_t offset, std::span<const std::byte> data);
   // Reads up to out.size() bytes at `offset`; returns how many were read
   // (fewer only at the end of the file).
   virtual Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) = 0;
@@ -48,6 +65,7 @@ enum class OpenMode {
   kRead,          // existing file, read only
   kCreateNew,     // new file, read-write; fails if it exists
   kReadWrite,     // existing file, read-write
+  kReadWriteDirect,  // existing file, read-write, direct I/O (see the file comment)
 };
 
 class FileSystem {
@@ -65,6 +83,12 @@ class FileSystem {
   virtual Status sync_dir(const std::string& dir) = 0;
   virtual bool exists(const std::string& path) = 0;
   virtual bool is_directory(const std::string& path) = 0;
+  // The alignment direct I/O needs for files in `dir`: the logical block size
+  // of the device behind it, at least 4096, a power of two. kNotSupported
+  // naming `dir` when its file system cannot write past the page cache to a
+  // device (tmpfs, or no O_DIRECT). May create a file in `dir` to find out;
+  // leaves none behind. The default: kNotSupported.
+  virtual Result<uint64_t> direct_io_block_size(const std::string& dir);
 };
 
 // The real file system (POSIX). Never null; lives for the whole process.

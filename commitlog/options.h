@@ -2,11 +2,14 @@
 // (commitlog/config.h) produce one of these; code may also fill it directly.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "commitlog/policy_registry.h"
@@ -15,6 +18,24 @@
 namespace commitlog {
 
 enum class Compression { kNone, kLz4 };
+
+// How segments are written to their files (commitlog_disk_access_mode),
+// with Cassandra 5's names and meaning.
+enum class DiskAccessMode {
+  kLegacy,    // Cassandra 4's: mmap for plain segments, standard for compressed ones
+  kAuto,      // the mode that does best on this platform, chosen at open
+  kMmap,      // a shared mapping of the file, made durable with msync; plain only
+  kStandard,  // each flush's bytes with a buffered pwrite, then fdatasync
+  kDirect,    // each flush's blocks with O_DIRECT, then made durable
+};
+// The yaml value of each mode.
+inline constexpr std::array<std::pair<std::string_view, DiskAccessMode>, 5> kDiskAccessModes = {{
+    {"legacy", DiskAccessMode::kLegacy},
+    {"auto", DiskAccessMode::kAuto},
+    {"mmap", DiskAccessMode::kMmap},
+    {"standard", DiskAccessMode::kStandard},
+    {"direct", DiskAccessMode::kDirect},
+}};
 
 // The longest Options::spin_wait: a spin that long is no longer a wait for a
 // hand-off.
@@ -62,6 +83,7 @@ struct Options {
   // Segment-sized buffers compressed segments may hold at once
   // (commitlog_max_compression_buffers_in_pool): the memory bound of compression.
   uint64_t max_compression_buffers_in_pool = 3;
+  DiskAccessMode disk_access_mode = DiskAccessMode::kLegacy;  // commitlog_disk_access_mode
   // Payloads of at least this many bytes bypass the segment's image
   // (commitlog_ext_direct_write_threshold; 0: never): a plain segment gets
   // them with one pwrite instead of a copy through the mapping, a compressed

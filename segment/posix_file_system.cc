@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <filesystem>
 
 #include "commitlog/file_system.h"
+#include "segment/direct_io_probe.h"
 
 namespace commitlog {
 namespace {
@@ -21,7 +23,8 @@ uint64_t page_size() {
 
 class PosixFile final : public File {
  public:
-  PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  PosixFile(int fd, std::string path, bool direct = false)
+      : fd_(fd), path_(std::move(path)), direct_(direct) {}
   ~PosixFile() override {
     if (mapping_ != nullptr) ::munmap(mapping_, mapped_length_);
     ::close(fd_);
@@ -35,6 +38,7 @@ class PosixFile final : public File {
 
   Result<std::byte*> map(uint64_t length) override {
     if (mapping_ != nullptr) return Status::invalid_argument("map called twice on " + path_);
+    if (direct_) return Status::invalid_argument("map of " + path_ + ", opened for direct I/O");
     // MAP_POPULATE reads the (unwritten, so zero) pages in here, on the
     // allocator's thread, so producers take only a write fault on first touch.
     void* p = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd_, 0);
@@ -75,6 +79,21 @@ class PosixFile final : public File {
     return {};
   }
 
+  Status write_at_durable(uint64_t offset, std::span<const std::byte> data) override {
+    while (!data.empty()) {
+      iovec iov{const_cast<std::byte*>(data.data()), data.size()};
+      // Each part written is durable when the call returns, a short one too.
+      ssize_t n = ::pwritev2(fd_, &iov, 1, static_cast<off_t>(offset), RWF_DSYNC);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::from_errno(errno, "write (dsync) " + path_);
+      }
+      data = data.subspan(static_cast<size_t>(n));
+      offset += static_cast<uint64_t>(n);
+    }
+    return {};
+  }
+
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {
     size_t done = 0;
     while (done < out.size()) {
@@ -103,6 +122,7 @@ class PosixFile final : public File {
  private:
   int fd_;
   std::string path_;
+  const bool direct_;
   std::byte* mapping_ = nullptr;
   uint64_t mapped_length_ = 0;
 };
@@ -117,10 +137,11 @@ class PosixFileSystem final : public FileSystem {
       case OpenMode::kRead: flags |= O_RDONLY; break;
       case OpenMode::kCreateNew: flags |= O_RDWR | O_CREAT | O_EXCL; break;
       case OpenMode::kReadWrite: flags |= O_RDWR; break;
+      case OpenMode::kReadWriteDirect: flags |= O_RDWR | O_DIRECT; break;
     }
     int fd = ::open(path.c_str(), flags, 0644);
     if (fd < 0) return Status::from_errno(errno, "open " + path);
-    auto file = std::unique_ptr<File>(new PosixFile(fd, path));
+    auto file = std::unique_ptr<File>(new PosixFile(fd, path, mode == OpenMode::kReadWriteDirect));
     struct stat st {};
     if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
     if (!S_ISREG(st.st_mode)) return Status::invalid_argument(path + ": not a regular file");
@@ -178,9 +199,22 @@ class PosixFileSystem final : public FileSystem {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
   }
+
+  Result<uint64_t> direct_io_block_size(const std::string& dir) override {
+    return probe_direct_io_block_size(dir);
+  }
 };
 
 }  // namespace
+
+Status File::write_at_durable(uint64_t offset, std::span<const std::byte> data) {
+  CL_RETURN_IF_ERROR(write_at(offset, data));
+  return sync();
+}
+
+Result<uint64_t> FileSystem::direct_io_block_size(const std::string& dir) {
+  return Status::not_supported("direct I/O in " + dir + ": this file system does not offer it");
+}
 
 FileSystem* posix_file_system() {
   static PosixFileSystem fs;

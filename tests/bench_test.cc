@@ -196,6 +196,44 @@ TEST_CASE("bench: the table reports measurements and ratios to raw, nothing judg
   }
 }
 
+TEST_CASE("bench: the pre-written raw references run beside raw and are ratio columns") {
+  const Run run = run_cli(
+      "bench --engines commitlog,raw,raw-overwrite,raw-direct --policies batch --producers 1 "
+      "--duration 0.1s --warmup 0.02s --format csv");
+  REQUIRE(run.exit_code == 0);
+  const CsvReport report = parse_csv(run.out);
+  const size_t engine = report.index("engine"), fsyncs = report.index("fsyncs_per_op");
+  const size_t x_overwrite = report.index("x_raw_overwrite"), x_direct = report.index("x_raw_direct");
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const std::vector<std::string>& fields : report.rows) rows[fields.at(engine)] = fields;
+  REQUIRE(rows.size() == 4);
+  CHECK(std::stod(rows["raw-overwrite"].at(x_overwrite)) == doctest::Approx(1.0));
+  CHECK(std::stod(rows["raw-direct"].at(x_direct)) == doctest::Approx(1.0));
+  CHECK(std::stod(rows["commitlog"].at(x_direct)) > 0);
+  // Every O_DSYNC write is its own sync.
+  CHECK(std::stod(rows["raw-direct"].at(fsyncs)) == doctest::Approx(1.0));
+}
+
+TEST_CASE("bench: --access-modes labels the points with the mode") {
+  const Run run = run_cli(
+      "bench --engines commitlog --policies batch --access-modes mmap,legacy --producers 1 "
+      "--duration 0.05s --warmup 0.01s --format csv");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("commitlog,batch,,,mmap,") != std::string::npos);
+  CHECK(run.out.find("commitlog,batch,,,legacy,") != std::string::npos);
+}
+
+TEST_CASE("bench: an access mode the log cannot open is refused before any point runs") {
+  const Run run = run_cli(
+      "bench --engines commitlog,raw --policies batch --access-modes mmap,direct --producers 1 "
+      "--duration 0.05s --warmup 0.01s",
+      /*with_progress=*/true);
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.find("commitlog batch direct: commitlog_disk_access_mode (direct)") != std::string::npos);
+  CHECK(run.out.find("ops/s") == std::string::npos);
+  CHECK(run_cli("bench --access-modes sideways --duration 0.05s").exit_code == 2);
+}
+
 #endif
 
 }  // namespace

@@ -101,8 +101,7 @@ struct Fixture {
 TEST_CASE("config: the five cassandra.yaml fixtures load with Cassandra's defaults") {
   const Fixture fixtures[] = {
       {"cassandra-3.0.yaml", 309, 310, 328, 197, {}},
-      // cdc_enabled: false and commitlog_disk_access_mode: legacy ask for
-      // nothing this library does not do: no warning.
+      // cdc_enabled: false asks for nothing this library does not do: no warning.
       {"cassandra-3.11.yaml", 391, 392, 410, 248, {}},
       {"cassandra-4.0.yaml", 413, 414, 436, 276, {}},
       {"cassandra-4.1-or-5.0.yaml", 496, 498, 522, 350, {}},
@@ -427,7 +426,7 @@ TEST_CASE("config: effective settings say where each value came from") {
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 18);
+  REQUIRE(c.settings.size() == 19);
   CHECK(c.settings.front().key == "commitlog_directory");
   CHECK(setting(c, "commitlog_ext_direct_write_threshold").value == "1MiB");
   CHECK(c.settings.back().key == "commitlog_ext_spin_wait");

@@ -93,6 +93,24 @@ Result<std::vector<ProducerShape>> parse_producers(const std::vector<std::string
   return shapes;
 }
 
+std::vector<EngineSpec> expand_axis(const std::vector<EngineSpec>& variants,
+                                    const std::vector<std::string>& values,
+                                    std::string EngineSpec::*field) {
+  if (values.empty()) return variants;
+  std::vector<EngineSpec> expanded;
+  for (const EngineSpec& variant : variants) {
+    if (variant.engine != "commitlog") {
+      expanded.push_back(variant);
+      continue;
+    }
+    for (const std::string& value : values) {
+      expanded.push_back(variant);
+      expanded.back().*field = value;
+    }
+  }
+  return expanded;
+}
+
 Result<EngineSpec> parse_policy(std::string_view text, const PolicySettings& base) {
   EngineSpec spec;
   spec.engine = "commitlog";

@@ -32,4 +32,10 @@ struct ProducerShape {
 // (10 ms when base has none).
 [[nodiscard]] Result<EngineSpec> parse_policy(std::string_view text, const PolicySettings& base);
 
+// Each commitlog variant once per value of an axis (`field` set to it);
+// the other engines once. No values: the variants as they are.
+std::vector<EngineSpec> expand_axis(const std::vector<EngineSpec>& variants,
+                                    const std::vector<std::string>& values,
+                                    std::string EngineSpec::*field);
+
 }  // namespace commitlog::tools

@@ -7,6 +7,7 @@
 // so the engines of one shape run back to back on the same machine state.
 // Each point gets a fresh directory, deleted afterwards.
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -36,6 +37,7 @@ struct BenchArgs {
   std::vector<std::string> sizes{"100"};
   std::vector<std::string> large_paths;   // empty: as the options say
   std::vector<std::string> compressions;  // empty: as the options say
+  std::vector<std::string> access_modes;  // empty: as the options say
   std::vector<std::string> payloads{"fill"};
   uint64_t seed = 1;
   std::string duration = "2s";
@@ -77,7 +79,10 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
   std::vector<EngineSpec> variants;
   for (const std::string& engine : a.engines) {
     if (!engine_available(engine)) {
-      if (engine != "rocksdb") return Status::invalid_argument("unknown engine '" + engine + "'");
+      if (engine != "rocksdb") {
+        return Status::invalid_argument(fmt::format("unknown engine '{}' (known: {})", engine,
+                                                    fmt::join(available_engines(), ", ")));
+      }
       fmt::print(stderr,
                  "commitlog bench: the rocksdb engine is absent from this build "
                  "(librocksdb-dev was not found at configure time); skipping it\n");
@@ -100,21 +105,20 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
       }
     }
   }
-  if (!a.compressions.empty()) {
-    std::vector<EngineSpec> expanded;
-    for (const EngineSpec& variant : variants) {
-      if (variant.engine != "commitlog") expanded.push_back(variant);
-      if (variant.engine != "commitlog") continue;
-      for (const std::string& compression : a.compressions) {
-        if (compression != "none" && compression != "lz4") {
-          return Status::invalid_argument("--compression '" + compression + "' is not none or lz4");
-        }
-        expanded.push_back(variant);
-        expanded.back().compression = compression;
-      }
+  for (const std::string& compression : a.compressions) {
+    if (compression != "none" && compression != "lz4") {
+      return Status::invalid_argument("--compression '" + compression + "' is not none or lz4");
     }
-    variants = std::move(expanded);
   }
+  variants = expand_axis(variants, a.compressions, &EngineSpec::compression);
+  for (const std::string& mode : a.access_modes) {
+    if (std::none_of(kDiskAccessModes.begin(), kDiskAccessModes.end(),
+                     [&](const auto& known) { return known.first == mode; })) {
+      return Status::invalid_argument("--access-modes '" + mode +
+                                      "' is not mmap, standard, direct, legacy or auto");
+    }
+  }
+  variants = expand_axis(variants, a.access_modes, &EngineSpec::access_mode);
   std::vector<PayloadKind> payloads;
   for (const std::string& text : a.payloads) {
     auto kind = parse_payload_kind(text);
@@ -145,6 +149,13 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
           if (variant.engine == "rocksdb" && shape.fibers > 1) {
             skipped_rocksdb = true;
             continue;
+          }
+          if (variant.engine == "commitlog") {
+            // Refused here, before any point runs, rather than at each open.
+            EngineSetup setup{"<point directory>", *size, shape.fibers, base};
+            if (Status s = check_options(commitlog_engine_options(variant, setup)); !s.ok()) {
+              return Status::invalid_argument(variant.label() + ": " + s.message());
+            }
           }
           PointSpec p = proto;
           p.engine = variant;
@@ -306,7 +317,9 @@ void add_bench_command(CLI::App& app, int& exit_code) {
                   "periodic: period, adaptive: latency cap)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--engines", args->engines, "engines: commitlog,raw,rocksdb")
+  cmd->add_option("--engines", args->engines,
+                  "engines: commitlog,raw,rocksdb; raw-overwrite (write+fdatasync on a "
+                  "pre-written file), raw-direct (O_DIRECT+O_DSYNC on one), raw-direct-fdatasync")
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--producers", args->producers,
@@ -326,6 +339,10 @@ void add_bench_command(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   cmd->add_option("--compression", args->compressions,
                   "commitlog: none, lz4, or both: none,lz4 (default: as --config says)")
+      ->delimiter(',');
+  cmd->add_option("--access-modes", args->access_modes,
+                  "commitlog: commitlog_disk_access_mode values, e.g. mmap,standard,direct "
+                  "(default: as --config says)")
       ->delimiter(',');
   cmd->add_option("--payload", args->payloads,
                   "payloads: fill (one repeated byte), random, kv (key/value records of size/2 "

@@ -40,7 +40,8 @@ std::string EngineSpec::policy_label() const {
 std::string EngineSpec::label() const {
   if (engine != "commitlog") return engine;
   return engine + " " + policy_label() + (large_path.empty() ? "" : " " + large_path) +
-         (compression.empty() ? "" : " " + compression);
+         (compression.empty() ? "" : " " + compression) +
+         (access_mode.empty() ? "" : " " + access_mode);
 }
 
 bool engine_available(const std::string& engine) {
@@ -50,22 +51,24 @@ bool engine_available(const std::string& engine) {
 
 std::vector<std::string> available_engines() {
 #if COMMITLOG_HAVE_ROCKSDB
-  return {"commitlog", "raw", "rocksdb"};
+  return {"commitlog", "raw", "raw-overwrite", "raw-direct", "raw-direct-fdatasync", "rocksdb"};
 #else
-  return {"commitlog", "raw"};
+  return {"commitlog", "raw", "raw-overwrite", "raw-direct", "raw-direct-fdatasync"};
 #endif
 }
 
 Result<std::unique_ptr<BenchEngine>> open_engine(const EngineSpec& spec, const EngineSetup& setup) {
   if (spec.engine == "commitlog") return open_commitlog_engine(spec, setup);
-  if (spec.engine == "raw") return open_raw_engine(setup);
+  if (spec.engine == "raw") return open_raw_engine(setup, /*prewritten=*/false);
+  if (spec.engine == "raw-overwrite") return open_raw_engine(setup, /*prewritten=*/true);
+  if (spec.engine == "raw-direct") return open_raw_direct_engine(setup, /*fdatasync=*/false);
+  if (spec.engine == "raw-direct-fdatasync")
+    return open_raw_direct_engine(setup, /*fdatasync=*/true);
   if (spec.engine == "rocksdb") return open_rocksdb_engine(setup);
-  return Status::invalid_argument("unknown engine '" + spec.engine +
-                                  "' (known: commitlog, raw, rocksdb)");
+  return Status::invalid_argument("unknown engine '" + spec.engine + "'");
 }
 
-Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spec,
-                                                           const EngineSetup& setup) {
+Options commitlog_engine_options(const EngineSpec& spec, const EngineSetup& setup) {
   Options options = setup.base;
   options.directory = setup.directory;
   options.sync_policy = spec.policy;
@@ -87,7 +90,15 @@ Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spe
   if (spec.large_path == "direct") {
     options.direct_write_threshold = std::max(kMinDirectWriteThreshold, setup.record_size);
   }
-  auto log = CommitLog::open(options);
+  for (const auto& [name, mode] : kDiskAccessModes) {
+    if (spec.access_mode == name) options.disk_access_mode = mode;
+  }
+  return options;
+}
+
+Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spec,
+                                                           const EngineSetup& setup) {
+  auto log = CommitLog::open(commitlog_engine_options(spec, setup));
   if (!log.ok()) return log.status();
   return std::unique_ptr<BenchEngine>(
       new CommitLogEngine(std::move(log).value(), spec.policy != "periodic"));

@@ -3,8 +3,12 @@
 //   commitlog  this library, under one sync policy (batch, group:10ms, ...);
 //   raw        the simplest ideal group commit: records of a 16-byte header
 //              plus the payload (116 bytes for 100-byte payloads) written to
-//              one preallocated file, and whichever producer finds no sync
+//              one fallocated file, and whichever producer finds no sync
 //              running does one fdatasync for everything written so far;
+//   raw-overwrite  the same on a pre-written file (bench_raw_file.h);
+//   raw-direct     each record padded to whole blocks and written with
+//              O_DIRECT + O_DSYNC on a pre-written file, no fdatasync;
+//   raw-direct-fdatasync  the same with an fdatasync after each O_DIRECT write;
 //   rocksdb    Put(16-byte key, payload) with WriteOptions.sync = true, when
 //              this binary was built with librocksdb (COMMITLOG_HAVE_ROCKSDB).
 //
@@ -30,9 +34,9 @@ struct FlushedBytes {
 
 // One engine variant, e.g. {"commitlog", "group", 10ms}.
 struct EngineSpec {
-  std::string engine;       // "commitlog", "raw" or "rocksdb"
-  std::string policy;       // commitlog only: a PolicyRegistry name
-  Duration window{};        // commitlog only: group window or periodic period; 0 = base's
+  std::string engine;  // "commitlog", "rocksdb" or a raw reference: "raw", "raw-overwrite", ...
+  std::string policy;  // commitlog only: a PolicyRegistry name
+  Duration window{};   // commitlog only: group window or periodic period; 0 = base's
   std::string window_text;  // as given ("10ms"), for the label
   // commitlog only: "pooled" (every payload is copied into the segment's
   // image), "direct" (payloads of at least the point's size, and 4 KiB,
@@ -41,8 +45,12 @@ struct EngineSpec {
   // commitlog only: "none", "lz4" (commitlog_compression), or "" (as the
   // options say).
   std::string compression;
+  // commitlog only: a commitlog_disk_access_mode value, or "" (as the
+  // options say).
+  std::string access_mode;
 
-  // "commitlog batch", "commitlog group:10ms", "commitlog batch direct", "raw", "rocksdb".
+  // "commitlog batch", "commitlog group:10ms", "commitlog batch direct",
+  // "commitlog batch lz4 standard", "raw", "rocksdb".
   std::string label() const;
   // The policy column: "batch", "group:10ms"; "" for the references.
   std::string policy_label() const;
@@ -80,9 +88,15 @@ Result<std::unique_ptr<BenchEngine>> open_engine(const EngineSpec& spec, const E
 
 // One factory per engine, each in its own file (bench_engines.cc holds the
 // commitlog one and the dispatch).
+// The options the commitlog engine opens `spec` with in `setup`.
+Options commitlog_engine_options(const EngineSpec& spec, const EngineSetup& setup);
 Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spec,
                                                            const EngineSetup& setup);
-Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup);
+// `prewritten`: raw-overwrite, else raw.
+Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup, bool prewritten);
+// `fdatasync`: raw-direct-fdatasync, else raw-direct.
+Result<std::unique_ptr<BenchEngine>> open_raw_direct_engine(const EngineSetup& setup,
+                                                            bool fdatasync);
 Result<std::unique_ptr<BenchEngine>> open_rocksdb_engine(const EngineSetup& setup);
 
 }  // namespace commitlog::tools

@@ -38,7 +38,11 @@ std::string colour_of(const EngineSpec& e) {
       {"raw", "#000000"},      {"rocksdb", "#8c564b"}, {"periodic", "#9467bd"},
       {"batch", "#1f77b4"},    {"group", "#2ca02c"},   {"adaptive", "#d62728"},
   };
-  const auto it = kColours.find(e.engine == "commitlog" ? e.policy : e.engine);
+  // The raw references share raw's colour; the dashes tell them apart.
+  const std::string key = e.engine == "commitlog"       ? e.policy
+                          : e.engine.starts_with("raw") ? std::string("raw")
+                                                        : e.engine;
+  const auto it = kColours.find(key);
   return it == kColours.end() ? "#7f7f7f" : it->second;  // a policy an embedder registered
 }
 

@@ -8,9 +8,11 @@
 // it waits for the fdatasync that covers its ticket. With one producer this
 // is plain write + fdatasync: the floor for a durable append.
 //
-// The file is preallocated with posix_fallocate, as the log's segments are,
-// in steps of max(64 MiB, 16 records) kept half a step ahead of the writers;
-// nothing is ever overwritten, so large records cost raw fresh blocks too.
+// `raw`: the file is preallocated with posix_fallocate, as the log's segments
+// are, in steps of max(64 MiB, 16 records) kept half a step ahead of the
+// writers; nothing is ever overwritten, so large records cost raw fresh
+// blocks too. `raw-overwrite`: the same on a pre-written ring
+// (bench_raw_file.h), so every write overwrites written blocks.
 //
 // With fiber producers the mutex and condition variable are Boost.Fiber's, so
 // a waiting fiber suspends only itself (the leader's fdatasync blocks its
@@ -29,29 +31,27 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "segment/checksum.h"
 #include "tools/bench_engines.h"
+#include "tools/bench_raw_file.h"
 
 namespace commitlog::tools {
 namespace {
 
-constexpr uint64_t kHeaderSize = 16;
-
 template <typename Mutex, typename CondVar>
 class RawEngine final : public BenchEngine {
  public:
-  RawEngine(int fd, uint64_t step) : fd_(fd), step_(step), allocated_(step) {}
+  // `ring` > 0: the file is a pre-written ring of that many bytes.
+  RawEngine(int fd, uint64_t step, uint64_t ring)
+      : fd_(fd), step_(step), ring_(ring), allocated_(step) {}
   ~RawEngine() override { close().ignore(); }
 
   Status append(uint64_t, uint64_t seq, std::span<const std::byte> payload) override {
-    std::array<std::byte, kHeaderSize> header{};
-    store_u32(header.data(), static_cast<uint32_t>(payload.size()));
-    store_u32(header.data() + 4, static_cast<uint32_t>(checksum(payload)));
-    store_u64(header.data() + 8, seq);
-    const uint64_t length = kHeaderSize + payload.size();
+    std::array<std::byte, kRawHeaderSize> header{};
+    encode_raw_header(header.data(), payload, seq);
+    const uint64_t length = kRawHeaderSize + payload.size();
     const uint64_t start = next_.fetch_add(length, std::memory_order_relaxed);
-    CL_RETURN_IF_ERROR(preallocate(start + length + step_ / 2));
-    CL_RETURN_IF_ERROR(write_record(header, payload, start));
+    if (ring_ == 0) CL_RETURN_IF_ERROR(preallocate(start + length + step_ / 2));
+    CL_RETURN_IF_ERROR(write_record(header, payload, ring_ == 0 ? start : start % ring_));
     return wait_durable();
   }
 
@@ -82,7 +82,7 @@ class RawEngine final : public BenchEngine {
     return {};
   }
 
-  Status write_record(const std::array<std::byte, kHeaderSize>& header,
+  Status write_record(const std::array<std::byte, kRawHeaderSize>& header,
                       std::span<const std::byte> payload, uint64_t at) {
     std::array<iovec, 2> iov{{{const_cast<std::byte*>(header.data()), header.size()},
                               {const_cast<std::byte*>(payload.data()), payload.size()}}};
@@ -136,7 +136,8 @@ class RawEngine final : public BenchEngine {
 
   int fd_;
   const uint64_t step_;
-  std::atomic<uint64_t> next_{0};    // where the next record goes
+  const uint64_t ring_;
+  std::atomic<uint64_t> next_{0};    // where the next record goes, before wrapping
   std::atomic<uint64_t> allocated_;  // bytes preallocated
   std::mutex grow_mu_;
   std::atomic<uint64_t> syncs_{0};
@@ -150,26 +151,19 @@ class RawEngine final : public BenchEngine {
 
 }  // namespace
 
-Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup) {
+Result<std::unique_ptr<BenchEngine>> open_raw_engine(const EngineSetup& setup, bool prewritten) {
   const std::string path = setup.directory + "/raw.log";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::from_errno(errno, "open " + path);
-  const uint64_t step = std::max<uint64_t>(64ull << 20, 16 * (kHeaderSize + setup.record_size));
-  if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(step)); err != 0) {
-    ::close(fd);
-    return Status::from_errno(err, "fallocate " + path);
-  }
-  // The file's size and extents must be durable before any append is.
-  if (::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return Status::from_errno(err, "fsync " + path);
-  }
+  const uint64_t record = kRawHeaderSize + setup.record_size;
+  const uint64_t step = std::max<uint64_t>(64ull << 20, 16 * record);
+  const uint64_t ring = prewritten ? ring_bytes(record) : 0;
+  auto fd = create_raw_file(path, prewritten ? ring : step, prewritten);
+  if (!fd.ok()) return fd.status();
   if (setup.fibers > 1) {
     return std::unique_ptr<BenchEngine>(
-        new RawEngine<boost::fibers::mutex, boost::fibers::condition_variable>(fd, step));
+        new RawEngine<boost::fibers::mutex, boost::fibers::condition_variable>(*fd, step, ring));
   }
-  return std::unique_ptr<BenchEngine>(new RawEngine<std::mutex, std::condition_variable>(fd, step));
+  return std::unique_ptr<BenchEngine>(
+      new RawEngine<std::mutex, std::condition_variable>(*fd, step, ring));
 }
 
 }  // namespace commitlog::tools

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <string>
 
 namespace commitlog::testing {
 namespace {
@@ -75,8 +76,9 @@ struct FaultFileSystem::Node {
 
 class FaultFileSystem::FaultFile final : public File {
  public:
-  FaultFile(FaultFileSystem& fs, std::shared_ptr<Node> node, std::string path, bool writable)
-      : fs_(fs), node_(std::move(node)), path_(std::move(path)), writable_(writable) {}
+  FaultFile(FaultFileSystem& fs, std::shared_ptr<Node> node, std::string path, bool writable,
+            bool direct = false)
+      : fs_(fs), node_(std::move(node)), path_(std::move(path)), writable_(writable), direct_(direct) {}
 
   ~FaultFile() override {
     if (mapped_) {
@@ -97,6 +99,7 @@ class FaultFileSystem::FaultFile final : public File {
     CL_RETURN_IF_ERROR(fs_.check_locked(Op::kMap, "mmap " + path_));
     if (!writable_) return Status::from_errno(EACCES, "mmap " + path_);
     if (mapped_) return Status::invalid_argument("map called twice on " + path_);
+    if (direct_) return Status::invalid_argument("map of " + path_ + ", opened for direct I/O");
     if (length > node_->data.size()) {
       // A real mapping past the end of the file faults with SIGBUS on access.
       return Status::from_errno(EINVAL, "mmap " + path_ + " past the end of the file");
@@ -127,15 +130,21 @@ class FaultFileSystem::FaultFile final : public File {
 
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
     std::lock_guard lock(fs_.mu_);
-    CL_RETURN_IF_ERROR(fs_.check_locked(Op::kWrite, "write " + path_));
-    if (!writable_) return Status::from_errno(EBADF, "write " + path_);
-    CL_RETURN_IF_ERROR(grow_locked(offset + data.size(), "write "));
-    if (!data.empty()) std::memcpy(node_->data.data() + offset, data.data(), data.size());
+    return write_locked(offset, data, "write ");
+  }
+
+  Status write_at_durable(uint64_t offset, std::span<const std::byte> data) override {
+    std::lock_guard lock(fs_.mu_);
+    CL_RETURN_IF_ERROR(write_locked(offset, data, "write (dsync) "));
+    Node& n = *node_;
+    if (n.durable.size() < offset + data.size()) n.durable.resize(offset + data.size());
+    if (!data.empty()) std::memcpy(n.durable.data() + offset, data.data(), data.size());
     return {};
   }
 
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {
     std::lock_guard lock(fs_.mu_);
+    if (direct_) CL_RETURN_IF_ERROR(check_aligned_locked(offset, out.size(), out.data(), "read "));
     const std::vector<std::byte>& data = node_->data;
     if (offset >= data.size()) return size_t{0};
     const size_t n = std::min<size_t>(out.size(), data.size() - offset);
@@ -163,6 +172,42 @@ class FaultFileSystem::FaultFile final : public File {
   }
 
   // REQUIRES: fs_.mu_ held.
+  Status write_locked(uint64_t offset, std::span<const std::byte> data, const char* what) {
+    Status fault = fs_.check_locked(Op::kWrite, what + path_);
+    if (!writable_) return fault.ok() ? Status::from_errno(EBADF, what + path_) : fault;
+    if (direct_) CL_RETURN_IF_ERROR(check_aligned_locked(offset, data.size(), data.data(), what));
+    if (!fault.ok()) {
+      // A device that fails a direct write midway has written some of it;
+      // with the power off, none.
+      if (direct_ && !fs_.plug_pulled_) {
+        const uint64_t block = fs_.direct_io_block_size_;
+        store_locked(offset, data.first(data.size() / block / 2 * block)).ignore();
+      }
+      return fault;
+    }
+    return store_locked(offset, data);
+  }
+
+  // REQUIRES: fs_.mu_ held.
+  Status store_locked(uint64_t offset, std::span<const std::byte> data) {
+    CL_RETURN_IF_ERROR(grow_locked(offset + data.size(), "write "));
+    if (!data.empty()) std::memcpy(node_->data.data() + offset, data.data(), data.size());
+    return {};
+  }
+
+  // EINVAL unless a direct transfer is aligned. REQUIRES: fs_.mu_ held.
+  Status check_aligned_locked(uint64_t offset, uint64_t length, const void* buffer,
+                              const char* what) const {
+    const uint64_t block = fs_.direct_io_block_size_;
+    const auto address = reinterpret_cast<uintptr_t>(buffer);
+    if (offset % block == 0 && length % block == 0 && address % block == 0) return {};
+    return Status::from_errno(
+        EINVAL, what + path_ + ": offset " + std::to_string(offset) + ", length " +
+                    std::to_string(length) + " or buffer address not aligned to the " +
+                    std::to_string(block) + "-byte blocks of direct I/O");
+  }
+
+  // REQUIRES: fs_.mu_ held.
   Status grow_locked(uint64_t size, const char* what) {
     Node& n = *node_;
     if (size <= n.data.size()) return {};
@@ -177,6 +222,7 @@ class FaultFileSystem::FaultFile final : public File {
   const std::shared_ptr<Node> node_;
   const std::string path_;
   const bool writable_;
+  const bool direct_;
   bool mapped_ = false;
 };
 
@@ -217,7 +263,11 @@ Result<std::unique_ptr<File>> FaultFileSystem::open(const std::string& raw_path,
     return Status::from_errno(ENOENT, "open " + path);
   }
   const bool writable = mode != OpenMode::kRead;
-  return std::unique_ptr<File>(new FaultFile(*this, it->second, path, writable));
+  const bool direct = mode == OpenMode::kReadWriteDirect;
+  if (direct && direct_io_block_size_ == 0) {
+    return Status::from_errno(EINVAL, "open " + path + " (direct I/O)");
+  }
+  return std::unique_ptr<File>(new FaultFile(*this, it->second, path, writable, direct));
 }
 
 Status FaultFileSystem::rename(const std::string& raw_from, const std::string& raw_to) {
@@ -371,6 +421,7 @@ std::unique_ptr<FaultFileSystem> FaultFileSystem::crash(CrashMode mode, uint64_t
 
   auto out = std::make_unique<FaultFileSystem>();
   out->dirs_ = dirs_;
+  out->direct_io_block_size_ = direct_io_block_size_;
   std::map<const Node*, std::shared_ptr<Node>> images;  // a node under two names stays one
   for (const auto& [path, node] : durable_) {  // in path order, so the seed decides alone
     std::shared_ptr<Node>& image = images[node.get()];
@@ -397,6 +448,26 @@ std::vector<std::string> FaultFileSystem::durable_files() const {
   std::vector<std::string> out;
   for (const auto& entry : durable_) out.push_back(entry.first);
   return out;
+}
+
+}  // namespace commitlog::testing
+
+namespace commitlog::testing {
+
+Result<uint64_t> FaultFileSystem::direct_io_block_size(const std::string& raw_dir) {
+  const std::string dir = normalize(raw_dir);
+  std::lock_guard lock(mu_);
+  if (plug_pulled_) return Status::from_errno(EIO, "direct I/O probe in " + dir + " (the power is off)");
+  if (dirs_.count(dir) == 0) return Status::from_errno(ENOENT, "statfs " + dir);
+  if (direct_io_block_size_ == 0) {
+    return Status::not_supported("direct I/O in " + dir + ": this file system refuses it");
+  }
+  return direct_io_block_size_;
+}
+
+void FaultFileSystem::set_direct_io_block_size(uint64_t block_size) {
+  std::lock_guard lock(mu_);
+  direct_io_block_size_ = block_size;
 }
 
 }  // namespace commitlog::testing

@@ -14,6 +14,21 @@
 //     a sync_dir() vanishes in a crash. Directories themselves (create_dirs)
 //     are durable at once.
 //
+// Direct I/O (OpenMode::kReadWriteDirect): writes and reads must be aligned
+// to direct_io_block_size() (4096 unless set_direct_io_block_size() says
+// otherwise), or fail with EINVAL and change nothing, as O_DIRECT does. A
+// direct write lands in the current bytes like any write and is just as
+// unsynced: a crash keeps it or not as CrashMode says, since the device's
+// cache (and, for blocks never written, the file system's extent records)
+// holds it until a sync. A torn write tears per 512-byte sector, so a torn
+// direct write leaves any mix of its blocks' sectors old and new; a sector
+// rewritten with the bytes it already held reads the same either way, which
+// is what lets a flush rewrite the durable head of its last block. A direct
+// write that fails on an injected fault has written the leading half of its
+// blocks (rounded down) before failing, as a device that failed midway.
+// write_at_durable() makes its own range durable (and the size it extends
+// the file to) and nothing else, as RWF_DSYNC promises no more.
+//
 // Pulling the plug: pull_plug() is the instant of the power loss. From then
 // on nothing becomes durable and every call that would change the disk fails
 // with EIO, so the code under test sees a dead disk, while stores through a
@@ -129,6 +144,13 @@ class FaultFileSystem final : public FileSystem {
   std::vector<std::string> files() const;
   std::vector<std::string> durable_files() const;
 
+  // Direct I/O. direct_io_block_size() of any existing directory is
+  // `block_size` from now on (a power of two; 4096 at first); 0 refuses
+  // direct I/O as tmpfs does: direct_io_block_size() is kNotSupported and
+  // opening kReadWriteDirect fails with EINVAL. crash() keeps the setting.
+  Result<uint64_t> direct_io_block_size(const std::string& dir) override;
+  void set_direct_io_block_size(uint64_t block_size);
+
  private:
   struct Node;
   class FaultFile;
@@ -152,6 +174,7 @@ class FaultFileSystem final : public FileSystem {
   std::array<uint64_t, kOpCount> failures_{};
   bool plug_pulled_ = false;
   std::vector<Prefault> prefaults_;
+  uint64_t direct_io_block_size_ = 4096;  // 0: no direct I/O
 };
 
 }  // namespace commitlog::testing

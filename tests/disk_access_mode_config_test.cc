@@ -1,0 +1,144 @@
+// commitlog_disk_access_mode: its values load, the combinations this build
+// cannot write are refused by the loader and by CommitLog::open naming the
+// key and value, `commitlog config` names the mode legacy and auto come to,
+// and Cassandra 5's yaml, which sets the key, loads without a warning for it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "commitlog/commit_log.h"
+#include "commitlog/config.h"
+#include "tests/support/fault_file_system.h"
+#include "tests/support/run_process.h"
+#include "tests/support/temp_dir.h"
+
+#ifndef COMMITLOG_SHARED_DIR
+#define COMMITLOG_SHARED_DIR "/work/shared"
+#endif
+
+namespace commitlog {
+namespace {
+
+constexpr char kLz4[] = "commitlog_compression:\n  - class_name: LZ4Compressor\n";
+
+Result<LoadedConfig> load(const std::string& yaml) { return load_config_string(yaml, "t.yaml"); }
+
+ConfigValue setting(const LoadedConfig& config) {
+  const auto it =
+      std::find_if(config.settings.begin(), config.settings.end(),
+                   [](const ConfigValue& v) { return v.key == "commitlog_disk_access_mode"; });
+  REQUIRE(it != config.settings.end());
+  return *it;
+}
+
+TEST_CASE("disk access mode: each value loads into Options") {
+  const std::pair<const char*, DiskAccessMode> cases[] = {{"legacy", DiskAccessMode::kLegacy},
+                                                          {"auto", DiskAccessMode::kAuto},
+                                                          {"mmap", DiskAccessMode::kMmap}};
+  for (const auto& [name, mode] : cases) {
+    INFO(name);
+    auto config = load(std::string("commitlog_disk_access_mode: ") + name + "\n");
+    REQUIRE_MESSAGE(config.ok(), config.status().to_string());
+    CHECK(config->options.disk_access_mode == mode);
+    CHECK(config->warnings.empty());
+  }
+  auto standard = load(std::string(kLz4) + "commitlog_disk_access_mode: standard\n");
+  REQUIRE_MESSAGE(standard.ok(), standard.status().to_string());
+  CHECK(standard->options.disk_access_mode == DiskAccessMode::kStandard);
+}
+
+TEST_CASE("disk access mode: the default is legacy") {
+  auto config = load("commitlog_sync: batch\n");
+  REQUIRE(config.ok());
+  CHECK(config->options.disk_access_mode == DiskAccessMode::kLegacy);
+  CHECK(setting(*config).value == "legacy");
+  CHECK(setting(*config).source == ConfigSource::kDefault);
+}
+
+TEST_CASE(
+    "disk access mode: an unknown value is an error naming the key, the value and the modes") {
+  auto config = load("commitlog_disk_access_mode: fast\n");
+  REQUIRE_FALSE(config.ok());
+  const std::string& message = config.status().message();
+  CHECK(message.starts_with(
+      "t.yaml:1: commitlog_disk_access_mode: 'fast' is not a disk access mode"));
+  for (const char* mode : {"legacy", "auto", "mmap", "standard", "direct"}) {
+    CHECK(message.find(mode) != std::string::npos);
+  }
+}
+
+TEST_CASE("disk access mode: mmap with compression is refused at the key's line") {
+  auto config = load(std::string(kLz4) + "commitlog_disk_access_mode: mmap\n");
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.status().message().starts_with(
+      "t.yaml:3: commitlog_disk_access_mode: 'mmap' cannot write compressed"));
+}
+
+TEST_CASE("disk access mode: the modes this build cannot write are refused by the loader") {
+  for (const char* yaml :
+       {"commitlog_disk_access_mode: direct\n", "commitlog_disk_access_mode: standard\n"}) {
+    INFO(yaml);
+    auto config = load(yaml);
+    REQUIRE_FALSE(config.ok());
+    CHECK(config.status().message().find("is not available in this build") != std::string::npos);
+  }
+}
+
+TEST_CASE(
+    "disk access mode: CommitLog::open refuses a mode this build cannot write, naming key and "
+    "value") {
+  testing::FaultFileSystem fs;
+  Options o;
+  o.directory = "/log";
+  o.file_system = &fs;
+  o.disk_access_mode = DiskAccessMode::kDirect;
+  auto log = CommitLog::open(o);
+  REQUIRE_FALSE(log.ok());
+  CHECK(log.status().code() == ErrorCode::kInvalidArgument);
+  CHECK(log.status().message().starts_with("commitlog_disk_access_mode (direct) is not available"));
+  CHECK(fs.files().empty());
+}
+
+TEST_CASE("disk access mode: legacy and auto say which mode they come to") {
+  CHECK(setting(load("commitlog_disk_access_mode: legacy\n").value()).note ==
+        "mmap, as commitlog_compression is not set");
+  CHECK(setting(load(std::string(kLz4)).value()).note ==
+        "standard, as commitlog_compression is set");
+  CHECK(setting(load("commitlog_disk_access_mode: auto\n").value())
+            .note.ends_with(": mmap, as commitlog_compression is not set"));
+  CHECK(setting(load("commitlog_disk_access_mode: mmap\n").value()).note.empty());
+}
+
+TEST_CASE("disk access mode: Cassandra 5's yaml sets legacy and loads with no warning for it") {
+  const std::string path = COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/cassandra-5.x-trunk.yaml";
+  auto config = load_config_file(path);
+  REQUIRE_MESSAGE(config.ok(), config.status().to_string());
+  for (const std::string& w : config->warnings)
+    CHECK(w.find("disk_access_mode") == std::string::npos);
+  const ConfigValue v = setting(*config);
+  CHECK(v.value == "legacy");
+  CHECK(v.source == ConfigSource::kFile);
+  CHECK(v.line == 656);
+}
+
+#ifdef COMMITLOG_CLI
+TEST_CASE("disk access mode: commitlog config prints the key, its value and the mode it comes to") {
+  testing::TempDir dir;
+  const std::string yaml = dir.file("c.yaml");
+  REQUIRE(
+      testing::run_process("printf 'commitlog_disk_access_mode: auto\\n' > " + yaml).exit_code ==
+      0);
+  const testing::ProcessRun run =
+      testing::run_process(std::string(COMMITLOG_CLI) + " config " + yaml);
+  REQUIRE(run.exit_code == 0);
+  const size_t at = run.out.find("commitlog_disk_access_mode");
+  REQUIRE(at != std::string::npos);
+  const std::string line = run.out.substr(at, run.out.find('\n', at) - at);
+  CHECK(line.find("auto (legacy's choice here: mmap") != std::string::npos);
+  CHECK(line.find(yaml + ":1") != std::string::npos);
+}
+#endif
+
+}  // namespace
+}  // namespace commitlog
