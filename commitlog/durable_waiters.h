@@ -13,8 +13,8 @@
 // A lone thread waiter spins before it sleeps (see `spin_limit`), when the
 // last flush carried one mutation and its own last wait was shorter than the
 // limit: a producer and the sync thread handing each flush back and forth,
-// where the futex wake-up is a fifth of the wait (docs/benchmarks.md,
-// "Spinning instead of sleeping"). A spin that runs out backs off: after the
+// where the futex wake-up is a sizeable part of the wait. A spin that runs
+// out backs off: after the
 // n-th such spin in a row, the next 2^n - 1 waits that would spin sleep
 // instead (n at most 10); a spin that ends in time resets n.
 //

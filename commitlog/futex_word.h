@@ -1,7 +1,7 @@
 // A 32-bit word that threads can sleep on until it changes: the Linux futex,
 // with no spinning or yielding first (unlike std::atomic::wait in libstdc++
-// 12, whose sched_yield() rounds cost a lone producer 20 µs per flush on this
-// project's machine, docs/benchmarks.md). A caller that knows a short wait is
+// 12, whose sched_yield() rounds add tens of µs to a lone producer's every
+// flush). A caller that knows a short wait is
 // coming spins itself first, bounded, with spin_until().
 //
 // Thread-safety: every member is thread-safe.

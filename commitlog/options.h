@@ -109,9 +109,9 @@ struct Options {
   // lone producer thread whose flushes carry its own mutation spins, and the
   // sync thread after handing such a flush back to it, and only while its
   // waits stay within this. It pays where each hand-off wakes a thread on an
-  // idle CPU (a server thread answering one client: +15% in commitlog-kv,
-  // which turns it on), hardly where the producer is woken on the CPU the
-  // sync thread leaves (the bench's lone thread: 3% off p50 for 3x the CPU).
+  // idle CPU (a server thread answering one client: commitlog-kv turns it
+  // on), hardly where the producer is woken on the CPU the sync thread leaves
+  // (a lone benchmark thread: little off p50 for several times the CPU).
   // Costs up to the wait in CPU per flush. A log opened on a thread confined
   // to one CPU never spins (CommitLog::options() then says 0).
   Duration spin_wait = Duration::zero();

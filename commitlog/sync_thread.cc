@@ -11,9 +11,9 @@ namespace {
 
 // Overlap pays only when staging takes at least this fraction of a commit:
 // below it, sealing a flush ahead of the commit's end loses more producers
-// to the flush after (a whole fdatasync later) than the hidden staging gains.
-// With 100-300 B records staging took 1-3% of an fdatasync on the disk of
-// docs/benchmarks.md, and overlapping cut ops per fsync by a sixth.
+// to the flush after (a whole fdatasync later) than the hidden staging gains:
+// small records stage in a few percent of an fdatasync, and overlapping them
+// makes the groups smaller.
 constexpr int kWorthHiding = 8;  // 1/8
 
 // Moves a moving average a quarter of the way to `sample`: about the last
@@ -54,7 +54,7 @@ SyncThread::~SyncThread() { stop(); }
 // from kIdle to kAwake: one system call on each side and no mutex. A sleep on
 // the condition variable would, on waking, re-take mu_ marked contended, and
 // glibc then makes one more futex call to unlock it -- on the critical path
-// of a lone producer's every flush (strace, docs/benchmarks.md).
+// of a lone producer's every flush.
 //
 // A spinning idle sleep watches sleep_ itself: moving it to kAwake is the
 // whole wake-up. If the thread gave up spinning first (kIdle now), the
@@ -81,12 +81,11 @@ void SyncThread::wake(Sleep at_least) {
 
 // The other half of DurableWaiters' lone-waiter spin: after a flush of one
 // mutation, a lone producer's next request comes a reply and a round trip
-// later (about 40 µs in commitlog-kv with one client), and waking a sleeping
-// thread costs it about 17 µs on this project's VM. The thread spins only
+// later (a few tens of µs in commitlog-kv with one client), and waking a
+// sleeping thread costs a sizeable part of that. The thread spins only
 // after a flush whose waiter was spinning, so runs on a CPU of its own: a
 // sleeping waiter is woken onto the CPU of the thread that woke it, which
-// would then spin in its way (tried and measured: docs/benchmarks.md, "Where
-// a lone producer's time goes"). And only while that gap stayed within the
+// would then spin in its way. And only while that gap stayed within the
 // limit: a slow client or an idle log sends it straight to sleep.
 bool SyncThread::idle_spin_pays() const {
   return spin_limit_ > Duration::zero() && released_spinner_ && idle_gap_ <= spin_limit_;

@@ -117,11 +117,11 @@ bool MappedSegment::has_unflushed() const {
 // A producer that takes a page fault between reserving an entry and
 // publishing it holds up seal(), which waits for that entry. With a mapped
 // segment, every first write to a page faults (MAP_POPULATE maps shared pages
-// read-only); on 2 CPUs with 10,000 fibers the sync thread spent 17% of all
-// CPU yielding in wait_for_published(), and the faults contended for the
+// read-only); with thousands of fibers on few CPUs the sync thread spent much
+// of its CPU yielding in wait_for_published(), and the faults contended for the
 // page-table lock with msync's write-protection. Preparing the pages ahead
 // on the sync thread, after its waiters are woken, takes those faults off
-// the producers' path (docs/benchmarks.md). The page producers write now is
+// the producers' path. The page producers write now is
 // left alone: preparing it would race with them for its lock. Four times the
 // recent growth, renewed once half of it is used, keeps ahead of the
 // producers with one madvise per few flushes (one producer: per 256 appends
@@ -174,9 +174,8 @@ bool MappedSegment::closed() const {
 void MappedSegment::wait_for_published(uint64_t end) {
   // Producers never suspend between reserve() and the length store, so this
   // wait is as long as one memcpy (or a direct payload's pwrite or LZ4 call)
-  // unless a producer thread was preempted. That happens: with 10,000 fibers
-  // on 2 CPUs, 15% of the seals waited, 0.7 ms on average, and the whole
-  // flush waits with them. So such waits are counted and timed (the metrics'
+  // unless a producer thread was preempted. That happens with many fibers on
+  // few CPUs, and the whole flush waits with them. So such waits are counted and timed (the metrics'
   // seal_waits), at the cost of two clock reads per wait.
   uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
   unsigned spins = 0;
