@@ -48,14 +48,14 @@ template <typename Predicate>
 void DurableWaiters::wait_on_thread(Predicate ready) {
   const bool lone = spin_limit_ > Duration::zero() && waiting_.load() == 1 &&
                     lone_flush_.load(std::memory_order_relaxed);
-  const TimePoint start = lone ? SteadyClock::now() : TimePoint{};
+  const TimePoint start = lone ? clock_.now() : TimePoint{};
   const bool spin = lone &&
                     Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_ &&
                     !spin_backed_off();
   bool spun = false;
   if (spin) {
     spinning_.store(true, std::memory_order_relaxed);
-    spun = spin_until(ready, spin_limit_, spins_);
+    spun = spin_until(clock_, ready, spin_limit_, spins_);
     spinning_.store(false, std::memory_order_relaxed);
     note_spin(spun);
   }
@@ -67,7 +67,7 @@ void DurableWaiters::wait_on_thread(Predicate ready) {
     }
   }
   if (lone)
-    last_lone_wait_ns_.store((SteadyClock::now() - start).count(), std::memory_order_relaxed);
+    last_lone_wait_ns_.store((clock_.now() - start).count(), std::memory_order_relaxed);
 }
 
 // A spin runs out when the thread it waits for cannot run meanwhile: both

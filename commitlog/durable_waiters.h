@@ -47,8 +47,10 @@ class DurableWaiters {
   static uint64_t pack(uint64_t ordinal, uint64_t offset) { return (ordinal << kOffsetBits) | offset; }
 
   // `spin_limit`: the longest a lone thread waiter spins before it sleeps
-  // (Options::spin_wait); zero: never.
-  explicit DurableWaiters(Duration spin_limit = Duration::zero()) : spin_limit_(spin_limit) {}
+  // (Options::spin_wait); zero: never. `clock` times the spins; it must
+  // outlive this object.
+  explicit DurableWaiters(const Clock& clock, Duration spin_limit = Duration::zero())
+      : clock_(clock), spin_limit_(spin_limit) {}
 
   // True when the entry at `packed` is durable.
   bool durable(uint64_t packed) const { return packed < durable_.load(std::memory_order_acquire); }
@@ -104,6 +106,7 @@ class DurableWaiters {
   template <typename Predicate>
   void wait_in_group(std::unique_lock<std::mutex>& lock, Predicate ready);
 
+  const Clock& clock_;
   const Duration spin_limit_;
   std::atomic<bool> lone_flush_{false};        // the last flush carried at most one mutation
   std::atomic<int64_t> last_lone_wait_ns_{0};  // a lone thread waiter's last wait

@@ -12,8 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "commitlog/policy_registry.h"
+#include "commitlog/clock.h"
 #include "commitlog/file_system.h"
+#include "commitlog/policy_registry.h"
 
 namespace commitlog {
 
@@ -119,6 +120,9 @@ struct Options {
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.
   FileSystem* file_system = posix_file_system();
+  // Not from config: every time the log reads, sleeps until or stamps into
+  // an entry. Must outlive the log. Tests substitute a manual clock.
+  Clock* clock = real_clock();
   // Not from config: called on the log's own thread, with no lock held, when
   // the log is over total_space (or 75% of the hard limit). May be empty.
   FlushRequest on_flush_request;

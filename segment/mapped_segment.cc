@@ -32,8 +32,9 @@ std::atomic_ref<uint32_t> length_field(std::byte* entry) {
 
 }  // namespace
 
-Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const std::string& dir,
-                                                             SegmentFileInfo info, uint64_t now_us,
+Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const Clock& clock,
+                                                             const std::string& dir,
+                                                             SegmentFileInfo info,
                                                              BufferPool* pool) {
   if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
       info.capacity % format::kAlignment != 0) {
@@ -50,7 +51,7 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
     return Status::invalid_argument("a compressed segment needs a buffer pool of segment-sized buffers");
   }
   std::byte header[format::kHeaderSize];
-  encode_segment_header({format::kFormatVersion, info.flags, info.id, now_us, info.capacity, info.previous_id},
+  encode_segment_header({format::kFormatVersion, info.flags, info.id, clock.wall_micros(), info.capacity, info.previous_id},
                         header);
 
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
@@ -73,12 +74,13 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
     return made;
   }
   return std::unique_ptr<MappedSegment>(
-      new MappedSegment(std::move(storage).value(), std::move(path), info));
+      new MappedSegment(std::move(storage).value(), clock, std::move(path), info));
 }
 
-MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path,
-                             SegmentFileInfo info)
+MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock,
+                             std::string path, SegmentFileInfo info)
     : storage_(std::move(storage)),
+      clock_(clock),
       path_(std::move(path)),
       info_(info),
       base_(storage_->image()),
@@ -179,11 +181,11 @@ void MappedSegment::wait_for_published(uint64_t end) {
   // seal_waits), at the cost of two clock reads per wait.
   uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
   unsigned spins = 0;
-  std::optional<std::chrono::steady_clock::time_point> waiting_since;
+  std::optional<TimePoint> waiting_since;
   while (at < end) {
     uint32_t length = length_field(base_ + at).load(std::memory_order_acquire);
     if (length == 0) {
-      if (!waiting_since) waiting_since = std::chrono::steady_clock::now();
+      if (!waiting_since) waiting_since = clock_.now();
       if (++spins < 1024) {
         cpu_relax();
       } else {
@@ -202,7 +204,7 @@ void MappedSegment::wait_for_published(uint64_t end) {
     ++publish_waits_.seals;
     publish_waits_.nanos +=
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now() - *waiting_since)
+                                  clock_.now() - *waiting_since)
                                   .count());
   }
 }
