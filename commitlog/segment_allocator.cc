@@ -30,13 +30,15 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir) {
 }
 
 SegmentAllocator::SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity,
-                                   uint16_t flags, uint64_t first_id, BufferPool* pool)
+                                   uint16_t flags, uint64_t first_id, BufferPool* pool,
+                                   StorageMode mode)
     : fs_(fs),
       dir_(std::move(dir)),
       capacity_(capacity),
       flags_(flags),
       first_id_(first_id),
       pool_(pool),
+      mode_(mode),
       next_id_(first_id),
       thread_([this] { run(); }) {}
 
@@ -70,7 +72,7 @@ void SegmentAllocator::run() {
     const uint64_t id = next_id_;
     SegmentFileInfo info{id, capacity_, flags_, id == first_id_ ? 0 : id - 1};
     lock.unlock();
-    auto segment = MappedSegment::create(fs_, dir_, info, now_us(), pool_);
+    auto segment = MappedSegment::create(fs_, dir_, info, now_us(), pool_, mode_);
     lock.lock();
     if (segment.ok()) {
       ready_ = std::move(segment).value();

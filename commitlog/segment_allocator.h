@@ -27,9 +27,9 @@ namespace commitlog {
 
 class SegmentAllocator {
  public:
-  // `pool` (may be null for plain segments) must outlive the allocator.
+  // `pool` (may be null for mapped plain segments) must outlive the allocator.
   SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity, uint16_t flags,
-                   uint64_t first_id, BufferPool* pool = nullptr);
+                   uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {});
   ~SegmentAllocator();  // stop()
 
   // Stops the thread and removes a prepared, unused segment. Idempotent;
@@ -51,6 +51,7 @@ class SegmentAllocator {
   const uint16_t flags_;
   const uint64_t first_id_;
   BufferPool* const pool_;
+  const StorageMode mode_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_;                  // wakes the allocator thread
   boost::fibers::condition_variable_any ready_cv_;  // wakes take(): suspends only a fiber
