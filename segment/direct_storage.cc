@@ -23,8 +23,7 @@ class DirectStorage final : public SegmentStorage {
       : file_(std::move(file)),
         buffer_(std::move(buffer)),
         block_(block_size),
-        last_block_(static_cast<std::byte*>(std::aligned_alloc(block_size, block_size))),
-        durable_writes_(std::getenv("CL_AB_DSYNC") != nullptr) {
+        last_block_(static_cast<std::byte*>(std::aligned_alloc(block_size, block_size))) {
     image_ = buffer_.data();
   }
 
@@ -35,11 +34,11 @@ class DirectStorage final : public SegmentStorage {
     const uint64_t end = offset + length;
     const uint64_t from = offset / block_ * block_;
     const uint64_t whole_end = std::max(from, end / block_ * block_);
-    if (whole_end > from) CL_RETURN_IF_ERROR(write({image_ + from, whole_end - from}, from));
+    if (whole_end > from) CL_RETURN_IF_ERROR(file_->write_at(from, {image_ + from, whole_end - from}));
     if (end > whole_end) {
       std::memcpy(last_block_.get(), image_ + whole_end, end - whole_end);
       std::memset(last_block_.get() + (end - whole_end), 0, block_ - (end - whole_end));
-      CL_RETURN_IF_ERROR(write({last_block_.get(), block_}, whole_end));
+      CL_RETURN_IF_ERROR(file_->write_at(whole_end, {last_block_.get(), block_}));
     }
     StagedWrite staged;
     staged.image_offset = offset;
@@ -48,21 +47,19 @@ class DirectStorage final : public SegmentStorage {
     return staged;
   }
 
-  Status commit(const StagedWrite&) const override { return durable_writes_ ? Status{} : file_->sync(); }
+  // One fdatasync, not RWF_DSYNC writes: a flush that spans blocks writes
+  // twice (its whole blocks, then its last one), and each durable write would
+  // flush the device's cache; one fdatasync flushes it once.
+  Status commit(const StagedWrite&) const override { return file_->sync(); }
 
   // Direct I/O takes only aligned buffers: payloads are copied into the image.
   bool write_direct(uint64_t, std::span<const std::byte>) override { return false; }
 
  private:
-  Status write(std::span<const std::byte> blocks, uint64_t at) {
-    return durable_writes_ ? file_->write_at_durable(at, blocks) : file_->write_at(at, blocks);
-  }
-
   std::unique_ptr<File> file_;
   PooledBuffer buffer_;
   const uint64_t block_;
   AlignedBytes last_block_;
-  const bool durable_writes_;
 };
 
 }  // namespace
