@@ -32,8 +32,9 @@ Result<AccessModeChoice> choose_access_mode(const Options& o, const std::string&
       return AccessModeChoice{DiskAccessMode::kDirect, *block, ""};
     }
     case DiskAccessMode::kAuto: {
-      // Direct I/O where the file system has it: it beats standard and mmap
-      // on every shape docs/access-modes.md measures.
+      // Direct I/O where the file system has it: a flush writes exactly its
+      // blocks, with no page-cache folio written back whole around them, and
+      // segments, which only replay reads, take no page-cache memory.
       auto block = o.file_system->direct_io_block_size(probe_dir);
       if (block.ok()) return AccessModeChoice{DiskAccessMode::kDirect, *block, "as O_DIRECT works in " + probe_dir};
       legacy.reason = "legacy's choice, as " + block.status().message();

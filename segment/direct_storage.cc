@@ -2,30 +2,31 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "segment/segment_storage.h"
+#include "segment/pooled_image_storage.h"
 
 namespace commitlog {
 namespace {
 
 constexpr uint64_t kPrewriteChunk = 1 << 20;
 
-// The file holds the image at the same offsets, as a mapped segment's does,
-// rounded up to whole blocks.
+// The file holds the image rounded up to whole blocks.
 //
 // A flush ending inside a block writes that block, and the next flush
 // rewrites it with more entries. Its head, already durable, is rewritten
 // with the same bytes, so a torn rewrite leaves each of those sectors as it
 // was; only the bytes after the last flush's tail can be torn, and the reader
 // takes them for the torn tail they are.
-class DirectStorage final : public SegmentStorage {
+//
+// commit() is one fdatasync, not RWF_DSYNC writes: a flush that spans blocks
+// writes twice (its whole blocks, then its last one), and each durable write
+// would flush the device's cache; one fdatasync flushes it once. Payloads are
+// copied into the image: direct I/O takes only aligned buffers.
+class DirectStorage final : public PooledImageStorage {
  public:
   DirectStorage(std::unique_ptr<File> file, PooledBuffer buffer, uint64_t block_size)
-      : file_(std::move(file)),
-        buffer_(std::move(buffer)),
+      : PooledImageStorage(std::move(file), std::move(buffer)),
         block_(block_size),
-        last_block_(static_cast<std::byte*>(std::aligned_alloc(block_size, block_size))) {
-    image_ = buffer_.data();
-  }
+        last_block_(static_cast<std::byte*>(std::aligned_alloc(block_size, block_size))) {}
 
   // The whole blocks go from the image; the block the range ends inside goes
   // from a copy, zero after the range: producers may be writing the image
@@ -40,24 +41,10 @@ class DirectStorage final : public SegmentStorage {
       std::memset(last_block_.get() + (end - whole_end), 0, block_ - (end - whole_end));
       CL_RETURN_IF_ERROR(file_->write_at(whole_end, {last_block_.get(), block_}));
     }
-    StagedWrite staged;
-    staged.image_offset = offset;
-    staged.image_bytes = length;
-    staged.file_bytes = whole_end - from + (end > whole_end ? block_ : 0);
-    return staged;
+    return staged(offset, length, whole_end - from + (end > whole_end ? block_ : 0));
   }
 
-  // One fdatasync, not RWF_DSYNC writes: a flush that spans blocks writes
-  // twice (its whole blocks, then its last one), and each durable write would
-  // flush the device's cache; one fdatasync flushes it once.
-  Status commit(const StagedWrite&) const override { return file_->sync(); }
-
-  // Direct I/O takes only aligned buffers: payloads are copied into the image.
-  bool write_direct(uint64_t, std::span<const std::byte>) override { return false; }
-
  private:
-  std::unique_ptr<File> file_;
-  PooledBuffer buffer_;
   const uint64_t block_;
   AlignedBytes last_block_;
 };

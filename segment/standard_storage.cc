@@ -1,40 +1,25 @@
 #include <algorithm>
 #include <cstring>
 
-#include "segment/segment_storage.h"
+#include "segment/pooled_image_storage.h"
 
 namespace commitlog {
 namespace {
 
 constexpr uint64_t kPrewriteChunk = 4096;
 
-// The file holds the image at the same offsets, so the segment reader reads
-// it exactly as a mapped segment's.
-class StandardStorage final : public SegmentStorage {
+// A payload on the direct route is copied into the image like any other: the
+// flush's pwrite copies it into the page cache, which a pwrite of its own
+// would do as well.
+class StandardStorage final : public PooledImageStorage {
  public:
   StandardStorage(std::unique_ptr<File> file, PooledBuffer buffer)
-      : file_(std::move(file)), buffer_(std::move(buffer)) {
-    image_ = buffer_.data();
-  }
+      : PooledImageStorage(std::move(file), std::move(buffer)) {}
 
   Result<StagedWrite> stage(uint64_t offset, uint64_t length, bool) override {
     CL_RETURN_IF_ERROR(file_->write_at(offset, {image_ + offset, length}));
-    StagedWrite staged;
-    staged.image_offset = offset;
-    staged.image_bytes = staged.file_bytes = length;
-    return staged;
+    return staged(offset, length, length);
   }
-
-  Status commit(const StagedWrite&) const override { return file_->sync(); }
-
-  // A payload is copied into the image like any other: the flush's pwrite
-  // copies it once more into the page cache, which a pwrite of its own
-  // would do as well.
-  bool write_direct(uint64_t, std::span<const std::byte>) override { return false; }
-
- private:
-  std::unique_ptr<File> file_;
-  PooledBuffer buffer_;
 };
 
 }  // namespace
