@@ -1,10 +1,14 @@
 // The kill -9 loop of docs/crash-testing.md, short enough for CI: start
 // `commitlog stress`, kill it after a random delay, restart it (it replays
 // and goes on), repeat; then one clean run and `stress --check`.
-//   batch, group: no acknowledged mutation may be lost, at any restart.
+//   batch, group, adaptive: no acknowledged mutation may be lost, at any
+//     restart.
 //   periodic: acknowledged mutations may be lost at a kill; each loss must be
 //     a suffix (the check's "no gap") and span at most about one marker
 //     interval: kill time minus the newest append the next run replayed.
+//   appends that wait later (`stress --wait later`: an append that returns
+//     at once, acknowledged after wait_durable()): no loss under any policy,
+//     plain or LZ4.
 // The seed is printed; COMMITLOG_KILL_SEED=<n> repeats a run's delays.
 #include <fcntl.h>
 #include <signal.h>
@@ -107,6 +111,7 @@ uint64_t seed() {
 
 struct LoopResult {
   int appending_runs = 0;     // runs killed after they began to append
+  int cycles = 0;
   int64_t lost_at_starts = 0;  // lost_acks summed over the restarts
   // The longest span from the newest append the next run replayed to the kill,
   // over the runs that appended: for periodic, the loss window.
@@ -115,19 +120,25 @@ struct LoopResult {
 };
 
 // Runs the loop for one policy in a fresh directory and returns what it saw.
-LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss) {
+// `lz4`: the driver's segments are compressed (a config file says so).
+LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss,
+                     int cycles = kCycles, bool lz4 = false) {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
+  const std::string config = tmp.file("lz4.yaml");
+  if (lz4) std::ofstream(config) << "commitlog_compression:\n  class_name: LZ4Compressor\n";
   // Small segments and large payloads, so that runs switch segments.
   const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
   std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
                                      "--fibers", "4"};
   driver.insert(driver.end(), workload.begin(), workload.end());
   driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
+  if (lz4) driver.insert(driver.end(), {"--config", config});
   std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
   std::uniform_int_distribution<int> delay_ms(kMinDelayMs, kMaxDelayMs);
 
   LoopResult result;
+  result.cycles = cycles;
   // The last killed run that appended and whose loss is not yet measured.
   struct Pending {
     int64_t from_us, kill_us;
@@ -146,7 +157,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     }
   };
 
-  for (int cycle = 0; cycle < kCycles; ++cycle) {
+  for (int cycle = 0; cycle < cycles; ++cycle) {
     const std::string out = tmp.file(fmt::format("run-{}.out", cycle));
     const pid_t pid = spawn(driver, out);
     // Three runs in four are killed at a random moment after they began to
@@ -198,7 +209,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
 void report(const std::string& policy, const LoopResult& r) {
   MESSAGE(fmt::format("kill -9 loop, {}: seed {}, {} cycles ({} killed while appending), acks lost at restarts {},"
                       " newest replayed append at most {:.1f} ms before a kill\n{}",
-                      policy, seed(), kCycles, r.appending_runs, r.lost_at_starts,
+                      policy, seed(), r.cycles, r.appending_runs, r.lost_at_starts,
                       static_cast<double>(r.max_window_us) / 1000.0, r.verdict));
 }
 
@@ -218,6 +229,24 @@ TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
   const LoopResult r = kill_loop({"--policy", "adaptive"}, false);
   report("adaptive", r);
   CHECK(r.appending_runs > kCycles / 2);
+}
+
+TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, every policy, plain and LZ4") {
+  for (const char* policy : {"periodic", "batch", "group", "adaptive"}) {
+    for (const bool lz4 : {false, true}) {
+      CAPTURE(policy);
+      CAPTURE(lz4);
+      std::vector<std::string> flags = {"--policy", policy, "--wait", "later"};
+      if (std::string(policy) == "group") flags.insert(flags.end(), {"--window", "2"});
+      if (std::string(policy) == "periodic") {
+        flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
+      }
+      const LoopResult r = kill_loop(flags, false, kCycles / 2, lz4);
+      report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r);
+      CHECK(r.appending_runs > kCycles / 4);
+      CHECK(r.lost_at_starts == 0);
+    }
+  }
 }
 
 TEST_CASE("kill -9 loop: periodic loses at most about one marker interval") {

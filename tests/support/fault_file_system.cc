@@ -110,6 +110,7 @@ class FaultFileSystem::FaultFile final : public File {
   }
 
   Status sync_mapped(uint64_t offset, uint64_t length) override {
+    fs_.pass_sync_hold(path_);
     std::lock_guard lock(fs_.mu_);
     CL_RETURN_IF_ERROR(fs_.check_locked(Op::kSyncMapped, "msync " + path_));
     if (!mapped_) return Status::from_errno(ENOMEM, "msync " + path_ + " (not mapped)");
@@ -153,6 +154,7 @@ class FaultFileSystem::FaultFile final : public File {
   }
 
   Status sync() override {
+    fs_.pass_sync_hold(path_);
     std::lock_guard lock(fs_.mu_);
     CL_RETURN_IF_ERROR(fs_.check_locked(Op::kSync, "fdatasync " + path_));
     // Like fdatasync, this also writes back pages dirtied through a mapping;
@@ -229,6 +231,33 @@ class FaultFileSystem::FaultFile final : public File {
 FaultFileSystem::FaultFileSystem() { dirs_ = {"/", "."}; }
 
 FaultFileSystem::~FaultFileSystem() = default;
+
+void FaultFileSystem::hold_syncs(const std::string& path) {
+  std::lock_guard lock(hold_mu_);
+  held_path_ = normalize(path);
+}
+
+void FaultFileSystem::release_syncs() {
+  {
+    std::lock_guard lock(hold_mu_);
+    held_path_.reset();
+  }
+  hold_cv_.notify_all();
+}
+
+void FaultFileSystem::wait_until_sync_held() {
+  std::unique_lock lock(hold_mu_);
+  hold_cv_.wait(lock, [&] { return syncs_held_ > 0; });
+}
+
+void FaultFileSystem::pass_sync_hold(const std::string& path) {
+  std::unique_lock lock(hold_mu_);
+  if (held_path_ != path) return;
+  ++syncs_held_;
+  hold_cv_.notify_all();
+  hold_cv_.wait(lock, [&] { return held_path_ != path; });
+  --syncs_held_;
+}
 
 Status FaultFileSystem::check_locked(Op op, const std::string& what) {
   const auto i = static_cast<size_t>(op);

@@ -49,10 +49,12 @@
 #pragma once
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -121,6 +123,15 @@ class FaultFileSystem final : public FileSystem {
   uint64_t calls(Op op) const;
   uint64_t failures(Op op) const;
 
+  // Holding a file's syncs, to see what a caller does while a flush is in
+  // progress: from hold_syncs(path) on, sync_mapped() and sync() of the file
+  // at `path` wait, before they take effect, until release_syncs(), which
+  // lets the waiting and every later one through. wait_until_sync_held()
+  // blocks until one waits there.
+  void hold_syncs(const std::string& path);
+  void release_syncs();
+  void wait_until_sync_held();
+
   // File::prefault_mapped() calls so far (a hint: they change nothing here).
   struct Prefault {
     std::string path;
@@ -161,6 +172,9 @@ class FaultFileSystem final : public FileSystem {
     bool sticky = true;
   };
 
+  // Waits while syncs of `path` are held. REQUIRES: mu_ not held.
+  void pass_sync_hold(const std::string& path);
+
   // Counts a call of `op` and returns the error it must fail with, if any.
   // REQUIRES: mu_ held.
   Status check_locked(Op op, const std::string& what);
@@ -175,6 +189,11 @@ class FaultFileSystem final : public FileSystem {
   bool plug_pulled_ = false;
   std::vector<Prefault> prefaults_;
   uint64_t direct_io_block_size_ = 4096;  // 0: no direct I/O
+  // The sync hold has its own lock: a held sync must not block the rest.
+  std::mutex hold_mu_;
+  std::condition_variable hold_cv_;
+  std::optional<std::string> held_path_;  // guarded by hold_mu_
+  uint64_t syncs_held_ = 0;               // guarded by hold_mu_: waiting now
 };
 
 }  // namespace commitlog::testing
