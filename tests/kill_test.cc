@@ -232,13 +232,13 @@ TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
 }
 
 TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, every policy, plain and LZ4") {
-  for (const char* policy : {"periodic", "batch", "group", "adaptive"}) {
+  for (const std::string policy : {"periodic", "batch", "group", "adaptive"}) {
     for (const bool lz4 : {false, true}) {
       CAPTURE(policy);
       CAPTURE(lz4);
       std::vector<std::string> flags = {"--policy", policy, "--wait", "later"};
-      if (std::string(policy) == "group") flags.insert(flags.end(), {"--window", "2"});
-      if (std::string(policy) == "periodic") {
+      if (policy == "group") flags.insert(flags.end(), {"--window", "2"});
+      if (policy == "periodic") {
         flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
       }
       const LoopResult r = kill_loop(flags, false, kCycles / 2, lz4);

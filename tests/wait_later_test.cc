@@ -26,7 +26,7 @@ using testing::FaultFileSystem;
 using testing::Op;
 
 constexpr char kDir[] = "/wait/commitlog";
-constexpr std::array<const char*, 4> kPolicies = {"periodic", "batch", "group", "adaptive"};
+const std::array<std::string, 4> kPolicies = {"periodic", "batch", "group", "adaptive"};
 
 Options wait_options(FaultFileSystem& fs, const std::string& policy, bool lz4) {
   Options o;
@@ -67,7 +67,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 }
 
 TEST_CASE("wait later: an append that does not wait returns before durable; wait_durable returns once durable") {
-  for (const char* policy : kPolicies) {
+  for (const std::string& policy : kPolicies) {
     for (const bool lz4 : {false, true}) {
       CAPTURE(policy);
       CAPTURE(lz4);
@@ -143,7 +143,7 @@ TEST_CASE("wait later: a durable append under periodic asks for a flush and wait
 }
 
 TEST_CASE("wait later: a failed sync fails the later wait of every position it covered, and stays failed") {
-  for (const char* policy : kPolicies) {
+  for (const std::string& policy : kPolicies) {
     CAPTURE(policy);
     FaultFileSystem fs;
     auto opened = CommitLog::open(wait_options(fs, policy, false));
@@ -177,16 +177,16 @@ TEST_CASE("wait later: a failed sync fails the later wait of every position it c
 
 TEST_CASE("wait later: each policy states what an append that follows it is acknowledged with") {
   FaultFileSystem fs;
-  for (const char* policy : kPolicies) {
+  for (const std::string& policy : kPolicies) {
     CAPTURE(policy);
     Options options = wait_options(fs, policy, false);
     options.policy.latency_cap = 3ms;
     auto log = CommitLog::open(options);
     REQUIRE(log.ok());
     const PolicyPromise promise = (*log)->policy_promise();
-    CHECK(promise.acknowledges_durable == (std::string(policy) != "periodic"));
-    const Duration delay = std::string(policy) == "group"      ? Duration(1ms)
-                           : std::string(policy) == "adaptive" ? Duration(3ms)
+    CHECK(promise.acknowledges_durable == (policy != "periodic"));
+    const Duration delay = policy == "group"      ? Duration(1ms)
+                           : policy == "adaptive" ? Duration(3ms)
                                                                : Duration::zero();
     CHECK(promise.max_added_delay == delay);
     REQUIRE((*log)->close().ok());
