@@ -19,7 +19,7 @@
 //               longer than a flush takes or the cap allows, and not for
 //               stragglers far later than usual.
 // The adaptive policy applies it to the log's producers (adaptive_policy.cc,
-// docs/adaptive.md); commitlog-kv to the connections one worker thread
+// docs/design.md); commitlog-kv to the connections one worker thread
 // answered, before the thread waits for the log (tools/kv/durability.h),
 // with the policy's max_added_delay as the cap.
 //

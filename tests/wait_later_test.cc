@@ -1,9 +1,11 @@
 // Append now, wait later: an append's own wait (AppendWait), wait_durable()
 // after an append that did not wait, and what a failed sync does to both.
 //
-// A held sync (FaultFileSystem::hold_syncs) stands for a flush in progress:
-// while it is held nothing can become durable, so "returned before durable"
-// and "still waiting" are facts, not timings.
+// Held syncs (FaultFileSystem::hold) stand for a flush in progress: while
+// msync and fdatasync are held nothing can become durable, so "returned
+// before durable" and "still waiting" are facts, not timings. Time is a
+// manual clock: no period, window or marker interval passes unless a test
+// moves it, so a flush a test sees was asked for by what it tests.
 #include <doctest/doctest.h>
 
 #include <cerrno>
@@ -14,8 +16,8 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
-#include "segment/file_name.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/manual_clock.h"
 
 namespace commitlog {
 namespace {
@@ -23,19 +25,20 @@ namespace {
 using namespace std::chrono_literals;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::ManualClock;
 using testing::Op;
 
 constexpr char kDir[] = "/wait/commitlog";
 const std::array<std::string, 4> kPolicies = {"periodic", "batch", "group", "adaptive"};
 
-Options wait_options(FaultFileSystem& fs, const std::string& policy, bool lz4) {
+constexpr Duration kWindow = 1ms;  // group
+
+Options wait_options(FaultFileSystem& fs, ManualClock& clock, const std::string& policy, bool lz4) {
   Options o;
   o.directory = kDir;
   o.sync_policy = policy;
-  // Only a waiter's request can flush under periodic within the test.
-  o.policy.sync_period = std::chrono::hours(1);
-  o.policy.lag_block = std::chrono::hours(2);
-  o.policy.group_window = 1ms;
+  o.clock = &clock;
+  o.policy.group_window = kWindow;
   o.segment_size = 1 << 20;
   o.compression = lz4 ? Compression::kLz4 : Compression::kNone;
   o.file_system = &fs;
@@ -44,7 +47,18 @@ Options wait_options(FaultFileSystem& fs, const std::string& policy, bool lz4) {
 
 bool durable(const CommitLog& log, Position p) { return p < log.stats().durable; }
 
-std::string segment_path(Position p) { return std::string(kDir) + "/" + segment_file_name(p.segment); }
+void hold_syncs(FaultFileSystem& fs) {
+  fs.hold(Op::kSyncMapped);
+  fs.hold(Op::kSync);
+}
+
+void release_syncs(FaultFileSystem& fs) {
+  fs.release(Op::kSyncMapped);
+  fs.release(Op::kSync);
+}
+
+// A flush's sync: msync for plain segments, fdatasync for compressed ones.
+Op flush_sync(bool lz4) { return lz4 ? Op::kSync : Op::kSyncMapped; }
 
 bool ready(const std::future<Status>& f) { return f.wait_for(0s) == std::future_status::ready; }
 
@@ -72,14 +86,16 @@ TEST_CASE("wait later: an append that does not wait returns before durable; wait
       CAPTURE(policy);
       CAPTURE(lz4);
       FaultFileSystem fs;
-      auto opened = CommitLog::open(wait_options(fs, policy, lz4));
+      ManualClock clock;
+      auto opened = CommitLog::open(wait_options(fs, clock, policy, lz4));
       REQUIRE(opened.ok());
       CommitLog& log = **opened;
-      auto warm = log.append(1, "warm", {.wait = AppendWait::kDurable});
+      auto warm = log.append(1, "warm", {.wait = AppendWait::kNothing});
       REQUIRE(warm.ok());
+      REQUIRE(log.sync().ok());
       REQUIRE(durable(log, *warm));
 
-      fs.hold_syncs(segment_path(*warm));
+      hold_syncs(fs);
       auto later = log.append(1, "later", {.wait = AppendWait::kNothing});
       REQUIRE(later.ok());
       CHECK_FALSE(durable(log, *later));
@@ -88,12 +104,13 @@ TEST_CASE("wait later: an append that does not wait returns before durable; wait
       auto range = log.append_batch(batch, {.wait = AppendWait::kNothing});
       REQUIRE(range.ok());
       CHECK_FALSE(durable(log, range->last));
+      clock.advance(kWindow);  // group's window ends; nobody else waits for time
 
       auto waited = std::async(std::launch::async, [&] { return log.wait_durable(range->last); });
-      fs.wait_until_sync_held();
+      REQUIRE(fs.await_held(flush_sync(lz4)));
       CHECK_FALSE(ready(waited));
       CHECK_FALSE(durable(log, *later));
-      fs.release_syncs();
+      release_syncs(fs);
       CHECK(waited.get().ok());
       CHECK(durable(log, *later));
       CHECK(durable(log, range->last));
@@ -112,14 +129,15 @@ TEST_CASE("wait later: a durable append under periodic asks for a flush and wait
   for (const bool lz4 : {false, true}) {
     CAPTURE(lz4);
     FaultFileSystem fs;
-    auto opened = CommitLog::open(wait_options(fs, "periodic", lz4));
+    ManualClock clock;
+    auto opened = CommitLog::open(wait_options(fs, clock, "periodic", lz4));
     REQUIRE(opened.ok());
     CommitLog& log = **opened;
     auto warm = log.append(1, "warm", {.wait = AppendWait::kDurable});
     REQUIRE(warm.ok());
-    CHECK(durable(log, *warm));  // an hour before the period's flush
+    CHECK(durable(log, *warm));  // and no time passed
 
-    fs.hold_syncs(segment_path(*warm));
+    hold_syncs(fs);
     // The policy's own answer: periodic returns at once.
     auto policy = log.append(1, "policy");
     REQUIRE(policy.ok());
@@ -127,9 +145,9 @@ TEST_CASE("wait later: a durable append under periodic asks for a flush and wait
     auto appended = std::async(std::launch::async, [&] {
       return log.append(1, "durable", {.wait = AppendWait::kDurable}).status();
     });
-    fs.wait_until_sync_held();
+    REQUIRE(fs.await_held(flush_sync(lz4)));
     CHECK_FALSE(ready(appended));
-    fs.release_syncs();
+    release_syncs(fs);
     CHECK(appended.get().ok());
     CHECK(durable(log, *policy));
     CHECK(log.metrics().syncs_by_reason[static_cast<size_t>(SyncReason::kProducerRequest)] >= 2);
@@ -146,11 +164,13 @@ TEST_CASE("wait later: a failed sync fails the later wait of every position it c
   for (const std::string& policy : kPolicies) {
     CAPTURE(policy);
     FaultFileSystem fs;
-    auto opened = CommitLog::open(wait_options(fs, policy, false));
+    ManualClock clock;
+    auto opened = CommitLog::open(wait_options(fs, clock, policy, false));
     REQUIRE(opened.ok());
     CommitLog& log = **opened;
-    auto before = log.append(1, "before", {.wait = AppendWait::kDurable});
+    auto before = log.append(1, "before", {.wait = AppendWait::kNothing});
     REQUIRE(before.ok());
+    REQUIRE(log.sync().ok());
 
     std::vector<Position> covered;
     for (int i = 0; i < 3; ++i) {
@@ -159,6 +179,7 @@ TEST_CASE("wait later: a failed sync fails the later wait of every position it c
       covered.push_back(*p);
     }
     fs.inject(Op::kSyncMapped, EIO);
+    clock.advance(kWindow);
     const Status failed = log.wait_durable(covered.back());
     CHECK(failed.code() == ErrorCode::kIoError);
     CHECK(failed.message().find("msync") != std::string::npos);
@@ -177,15 +198,16 @@ TEST_CASE("wait later: a failed sync fails the later wait of every position it c
 
 TEST_CASE("wait later: each policy states what an append that follows it is acknowledged with") {
   FaultFileSystem fs;
+  ManualClock clock;
   for (const std::string& policy : kPolicies) {
     CAPTURE(policy);
-    Options options = wait_options(fs, policy, false);
+    Options options = wait_options(fs, clock, policy, false);
     options.policy.latency_cap = 3ms;
     auto log = CommitLog::open(options);
     REQUIRE(log.ok());
     const PolicyPromise promise = (*log)->policy_promise();
     CHECK(promise.acknowledges_durable == (policy != "periodic"));
-    const Duration delay = policy == "group"      ? Duration(1ms)
+    const Duration delay = policy == "group"      ? kWindow
                            : policy == "adaptive" ? Duration(3ms)
                                                                : Duration::zero();
     CHECK(promise.max_added_delay == delay);

@@ -1,5 +1,5 @@
 // `commitlog stress`: the driver that crash tests run and kill, and `--check`,
-// which judges what it left behind. docs/crash-testing.md describes the loops
+// which judges what it left behind. docs/testing.md describes the loops
 // built on it; tools/stress_workload.h holds the workload's formula.
 //
 //   commitlog stress --dir DIR [--config FILE] [--policy NAME] [--period MS]
@@ -33,7 +33,7 @@
 // lost_acks at start counts acknowledgements in FILE whose mutation the log
 // does not hold: always 0 for batch, group and adaptive, and for every
 // policy with --wait durable or later; for periodic, what the kill cost.
-// docs/crash-testing.md has the check's verdict fields.
+// docs/testing.md has the check's verdict fields.
 //
 // Exit codes (tools/commands.h): 0 ok; 1 the log or the acks fail the check
 // (and, for the driver, a log that does not hold the workload); 2 usage,

@@ -49,12 +49,12 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -123,14 +123,16 @@ class FaultFileSystem final : public FileSystem {
   uint64_t calls(Op op) const;
   uint64_t failures(Op op) const;
 
-  // Holding a file's syncs, to see what a caller does while a flush is in
-  // progress: from hold_syncs(path) on, sync_mapped() and sync() of the file
-  // at `path` wait, before they take effect, until release_syncs(), which
-  // lets the waiting and every later one through. wait_until_sync_held()
-  // blocks until one waits there.
-  void hold_syncs(const std::string& path);
-  void release_syncs();
-  void wait_until_sync_held();
+  // Holding a call: from hold(op) until release(op), calls of `op` (only
+  // kSyncMapped, kSync and kWrite) block before they do anything, so a
+  // held sync has made nothing durable yet; a test thus keeps a flush in
+  // flight while it checks what producers do meanwhile. await_held() waits
+  // (on a condition, at most `limit` of real time) until `calls` calls of
+  // `op` are blocked in it now; false if they never were.
+  void hold(Op op);
+  void release(Op op);
+  bool await_held(Op op, size_t calls = 1,
+                  std::chrono::seconds limit = std::chrono::seconds(30)) const;
 
   // File::prefault_mapped() calls so far (a hint: they change nothing here).
   struct Prefault {
@@ -172,9 +174,8 @@ class FaultFileSystem final : public FileSystem {
     bool sticky = true;
   };
 
-  // Waits while syncs of `path` are held. REQUIRES: mu_ not held.
-  void pass_sync_hold(const std::string& path);
-
+  // Blocks while `op` is held. REQUIRES: mu_ not held.
+  void wait_while_held(Op op);
   // Counts a call of `op` and returns the error it must fail with, if any.
   // REQUIRES: mu_ held.
   Status check_locked(Op op, const std::string& what);
@@ -189,11 +190,10 @@ class FaultFileSystem final : public FileSystem {
   bool plug_pulled_ = false;
   std::vector<Prefault> prefaults_;
   uint64_t direct_io_block_size_ = 4096;  // 0: no direct I/O
-  // The sync hold has its own lock: a held sync must not block the rest.
-  std::mutex hold_mu_;
-  std::condition_variable hold_cv_;
-  std::optional<std::string> held_path_;  // guarded by hold_mu_
-  uint64_t syncs_held_ = 0;               // guarded by hold_mu_: waiting now
+  mutable std::mutex hold_mu_;
+  mutable std::condition_variable hold_cv_;
+  std::array<bool, kOpCount> held_{};       // guarded by hold_mu_
+  std::array<size_t, kOpCount> holding_{};  // calls blocked now; guarded by hold_mu_
 };
 
 }  // namespace commitlog::testing
