@@ -39,7 +39,7 @@ struct Mutation {
 };
 
 // The latest time an append may wait for space under the hard limit.
-using Deadline = TimePoint;  // steady clock
+using Deadline = TimePoint;  // on the log's clock (Options::clock)
 inline constexpr Deadline kNoDeadline = Deadline::max();
 
 // How long an append waits before it returns its position.
