@@ -110,7 +110,6 @@ uint64_t seed() {
 
 struct LoopResult {
   int appending_runs = 0;     // runs killed after they began to append
-  int cycles = 0;
   int64_t lost_at_starts = 0;  // lost_acks summed over the restarts
   // The longest span from the newest append the next run replayed to the kill,
   // over the runs that appended: for periodic, the loss window.
@@ -119,25 +118,26 @@ struct LoopResult {
 };
 
 // Runs the loop for one policy in a fresh directory and returns what it saw.
-// `lz4`: the driver's segments are compressed (a config file says so).
-LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss,
-                     int cycles = kCycles, bool lz4 = false) {
+// `config`: the lines of a commitlog.yaml the runs take, e.g. a disk access mode.
+LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss, int cycles = kCycles,
+                     const std::string& config = "") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
-  const std::string config = tmp.file("lz4.yaml");
-  if (lz4) std::ofstream(config) << "commitlog_compression:\n  class_name: LZ4Compressor\n";
   // Small segments and large payloads, so that runs switch segments.
   const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
   std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
                                      "--fibers", "4"};
+  if (!config.empty()) {
+    const std::string yaml = tmp.file("commitlog.yaml");
+    std::ofstream(yaml) << config;
+    driver.insert(driver.end(), {"--config", yaml});
+  }
   driver.insert(driver.end(), workload.begin(), workload.end());
   driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
-  if (lz4) driver.insert(driver.end(), {"--config", config});
   std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
   std::uniform_int_distribution<int> delay_ms(kMinDelayMs, kMaxDelayMs);
 
   LoopResult result;
-  result.cycles = cycles;
   // The last killed run that appended and whose loss is not yet measured.
   struct Pending {
     int64_t from_us, kill_us;
@@ -205,10 +205,10 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   return result;
 }
 
-void report(const std::string& policy, const LoopResult& r) {
+void report(const std::string& policy, const LoopResult& r, int cycles = kCycles) {
   MESSAGE(fmt::format("kill -9 loop, {}: seed {}, {} cycles ({} killed while appending), acks lost at restarts {},"
                       " newest replayed append at most {:.1f} ms before a kill\n{}",
-                      policy, seed(), r.cycles, r.appending_runs, r.lost_at_starts,
+                      policy, seed(), cycles, r.appending_runs, r.lost_at_starts,
                       static_cast<double>(r.max_window_us) / 1000.0, r.verdict));
 }
 
@@ -231,6 +231,7 @@ TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
 }
 
 TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, every policy, plain and LZ4") {
+  constexpr int kLaterCycles = kCycles / 2;
   for (const std::string policy : {"periodic", "batch", "group", "adaptive"}) {
     for (const bool lz4 : {false, true}) {
       CAPTURE(policy);
@@ -240,10 +241,29 @@ TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, 
       if (policy == "periodic") {
         flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
       }
-      const LoopResult r = kill_loop(flags, false, kCycles / 2, lz4);
-      report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r);
-      CHECK(r.appending_runs > kCycles / 4);
+      const LoopResult r = kill_loop(flags, false, kLaterCycles,
+                                     lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
+      report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r, kLaterCycles);
+      CHECK(r.appending_runs > kLaterCycles / 2);
       CHECK(r.lost_at_starts == 0);
+    }
+  }
+}
+
+TEST_CASE("kill -9 loop: standard and direct, every durable policy, plain and LZ4") {
+  // Fewer cycles each: twelve loops instead of one.
+  constexpr int kModeCycles = 6;
+  const std::vector<std::vector<std::string>> policies = {
+      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
+  for (const char* mode : {"standard", "direct"}) {
+    for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
+      for (const auto& policy : policies) {
+        const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode, compression);
+        CAPTURE(config);
+        const LoopResult r = kill_loop(policy, false, kModeCycles, config);
+        report(fmt::format("{} {}{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r, kModeCycles);
+        CHECK(r.appending_runs > kModeCycles / 2);
+      }
     }
   }
 }
