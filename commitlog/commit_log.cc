@@ -92,6 +92,28 @@ struct CommitLog::Impl {
     return {};
   }
 
+  // A wait on the caller's terms asks the policy's hook as an append that
+  // follows it would, when the wait begins: so a policy that counts waiting
+  // producers (adaptive) counts the waiters, not appends that never wait.
+  // Whatever it answers, the caller waits until durable; a policy that
+  // would not wait (periodic) is asked for a sync, so the wait is not the
+  // rest of its period.
+  Status wait_durable(uint64_t packed) {
+    if (waiters.durable(packed)) return {};
+    const ProducerView view{clock.now(), waiters.last_flush_started()};
+    if (policy->after_append(view) != ProducerAction::kWaitDurable) sync_thread->request_sync();
+    return wait_packed(packed, view.now);
+  }
+
+  Status finish_append(uint64_t packed, AppendWait wait) {
+    switch (wait) {
+      case AppendWait::kPolicy: return apply_policy(packed);
+      case AppendWait::kDurable: return wait_durable(packed);
+      case AppendWait::kNothing: return {};
+    }
+    return {};
+  }
+
   uint64_t nanos_since(TimePoint start) const {
     return static_cast<uint64_t>((clock.now() - start).count());
   }
@@ -147,14 +169,16 @@ CommitLog::CommitLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 CommitLog::~CommitLog() { close().ignore(); }
 
-Result<Position> CommitLog::append(uint32_t table, std::span<const std::byte> payload, Deadline deadline) {
+Result<Position> CommitLog::append(uint32_t table, std::span<const std::byte> payload,
+                                   AppendOptions options) {
   const Mutation mutation{table, payload};
-  auto range = append_batch({&mutation, 1}, deadline);
+  auto range = append_batch({&mutation, 1}, options);
   if (!range.ok()) return range.status();
   return range->first;
 }
 
-Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutations, Deadline deadline) {
+Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutations,
+                                              AppendOptions options) {
   Impl& s = *impl_;
   if (mutations.empty()) return Status::invalid_argument("append_batch: no mutations");
   const uint64_t limit = s.options.effective_max_mutation_size();
@@ -169,7 +193,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   }
   if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
   if (s.waiters.failed()) return s.waiters.error();
-  CL_RETURN_IF_ERROR(s.lifecycle->admit(deadline));
+  CL_RETURN_IF_ERROR(s.lifecycle->admit(options.deadline));
 
   const uint64_t time_us = s.clock.wall_micros();
   const uint64_t direct_threshold = s.options.direct_write_threshold;
@@ -216,7 +240,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     begin = end;
   }
   if (direct_writes != 0) s.direct_writes.fetch_add(direct_writes, std::memory_order_relaxed);
-  CL_RETURN_IF_ERROR(s.apply_policy(last_packed));
+  CL_RETURN_IF_ERROR(s.finish_append(last_packed, options.wait));
   return range;
 }
 
@@ -227,8 +251,7 @@ Status CommitLog::wait_durable(Position position) {
     return Status::invalid_argument("wait_durable: position " + position.to_string() +
                                     " was never appended");
   }
-  return s.wait_packed(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset),
-                       s.clock.now());
+  return s.wait_durable(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset));
 }
 
 Status CommitLog::sync() {
@@ -253,6 +276,8 @@ Status CommitLog::close() {
   }
   return s.waiters.error();
 }
+
+PolicyPromise CommitLog::policy_promise() const { return impl_->policy->promise(); }
 
 CommitLogStats CommitLog::stats() const {
   const Impl& s = *impl_;

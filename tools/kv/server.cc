@@ -17,7 +17,6 @@
 #include <fmt/core.h>
 
 #include "commitlog/thread_name.h"
-#include "tools/kv/deferred_policy.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/mutation.h"
@@ -65,11 +64,8 @@ Status Server::start() {
   started_at_ = std::chrono::steady_clock::now();
   CL_RETURN_IF_ERROR(load());
 
-  auto wrapped = register_deferred_policy(policy_name_, static_cast<size_t>(options_.threads));
-  if (!wrapped.ok()) return wrapped.status();
   Options log_options = options_.log;
   log_options.directory = log_dir_;
-  log_options.sync_policy = *wrapped;
   // Called on the log's own thread: only wakes the snapshotter.
   log_options.on_flush_request = [this](std::vector<uint32_t>) {
     {
@@ -83,10 +79,8 @@ Status Server::start() {
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
   store_.attach(log_.get());
-  // The delay the policy itself may add to a write; batch adds none, and
-  // periodic never waits.
-  if (policy_name_ == "adaptive") max_hold_ = log_options.policy.latency_cap;
-  if (policy_name_ == "group") max_hold_ = log_options.policy.group_window;
+  // A round is held open no longer than the policy may delay a write itself.
+  max_hold_ = log_->policy_promise().max_added_delay;
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
@@ -227,9 +221,10 @@ Status Server::listen() {
 }
 
 void Server::worker() {
-  boost::fibers::use_scheduling_algorithm<EpollScheduler>();
-  ThreadDurability durability(*log_, max_hold_);
-  boost::fibers::fiber acceptor([this] { accept_loop(); });
+  EpollScheduler& scheduler = EpollScheduler::install();
+  ThreadDurability durability(*log_, scheduler, max_hold_);
+  Worker worker{scheduler, durability};
+  boost::fibers::fiber acceptor([this, &worker] { accept_loop(worker); });
   acceptor.join();
   // Stopping: the acceptor is done, but connection fibers may still run on
   // this thread's scheduler and use `durability`. Neither may end before the
@@ -238,8 +233,8 @@ void Server::worker() {
   never.get_future().wait();
 }
 
-void Server::accept_loop() {
-  Socket listener(listen_fd_, /*owned=*/false);
+void Server::accept_loop(Worker& worker) {
+  Socket listener(worker.scheduler, listen_fd_, /*owned=*/false);
   if (!listener.status().ok()) {
     fmt::print(stderr, "commitlog-kv: {}\n", listener.status().to_string());
     return;
@@ -257,7 +252,7 @@ void Server::accept_loop() {
     ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     boost::fibers::fiber(std::allocator_arg,
                          boost::fibers::protected_fixedsize_stack(kConnectionStack),
-                         [this, client = *fd] { serve_connection(client, *env_); })
+                         [this, &worker, client = *fd] { serve_connection(client, *env_, worker); })
         .detach();
   }
 }
