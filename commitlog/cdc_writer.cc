@@ -29,8 +29,13 @@ std::string cdc_index_name(const std::string& segment_name) {
 
 CdcWriter::CdcWriter(const Options& log)
     : fs_(*log.file_system),
+      clock_(*log.clock),
       options_(log.cdc),
-      dir_(cdc_raw_directory_for(log.cdc, log.directory)) {}
+      dir_(cdc_raw_directory_for(log.cdc, log.directory)),
+      clock_moves_(*log.clock, [this] {
+        std::lock_guard lock(mu_);
+        cv_.notify_all();
+      }) {}
 
 CdcWriter::~CdcWriter() { stop(); }
 
@@ -124,10 +129,10 @@ CdcCounters CdcWriter::counters() const {
 
 void CdcWriter::run() {
   std::unique_lock lock(mu_);
-  auto last_measure = SteadyClock::now();
+  TimePoint last_measure = clock_.now();
   while (true) {
     const auto due = [&] { return !due_.empty() || measure_ || stopping_; };
-    cv_.wait_until(lock, last_measure + options_.free_space_check_interval, due);
+    wait_until(clock_, cv_, lock, last_measure + options_.free_space_check_interval, due);
     const bool stopping = stopping_;
     std::map<uint64_t, Due> todo = std::exchange(due_, {});
     lock.unlock();
@@ -142,11 +147,11 @@ void CdcWriter::run() {
     for (const auto& [id, d] : todo) {
       if (d.finished) unfinished_.erase(id);
     }
-    if (measure_ || SteadyClock::now() - last_measure >= options_.free_space_check_interval) {
+    if (measure_ || clock_.now() - last_measure >= options_.free_space_check_interval) {
       measure_ = false;
       lock.unlock();
       measure_and_make_room();
-      last_measure = SteadyClock::now();
+      last_measure = clock_.now();
       lock.lock();
     }
     if (stopping && due_.empty()) return;

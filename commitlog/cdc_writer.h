@@ -31,6 +31,7 @@
 #include <string>
 #include <thread>
 
+#include "commitlog/clock_wait.h"
 #include "commitlog/commit_observer.h"
 #include "commitlog/options.h"
 
@@ -76,6 +77,7 @@ class CdcWriter final : public CommitObserver {
   void measure_and_make_room();
 
   FileSystem& fs_;
+  Clock& clock_;
   const CdcOptions options_;
   const std::string dir_;
   uint64_t total_space_ = 0;
@@ -93,6 +95,7 @@ class CdcWriter final : public CommitObserver {
   bool measure_ = false;              // guarded by mu_
   bool stopping_ = false;             // guarded by mu_
   bool stopped_ = false;              // guarded by mu_
+  ClockSubscription clock_moves_;  // wakes run() for a measure due on the clock
   std::thread thread_;
 };
 

@@ -1,5 +1,5 @@
 // commitlog-space-stall: how appends stall when the log runs into its hard
-// size limit (docs/lifecycle.md has the figures). Producers append at an
+// size limit (docs/performance.md has the figures). Producers append at an
 // offered rate; a simulated embedder answers each flush request by
 // "flushing" for --flush-ms and then discarding the requested tables up to
 // where they were when the flush started. Prints append latencies, the
