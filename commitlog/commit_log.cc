@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
 #include "commitlog/cdc_writer.h"
 #include "commitlog/durable_waiters.h"
@@ -22,10 +23,11 @@ Log2Histogram histogram(const std::atomic<uint64_t>* buckets, size_t n, uint64_t
   return h;
 }
 
-uint16_t segment_flags(const Options& o) {
+uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
   if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
-         (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
+         (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0) |
+         (mode.mode == DiskAccessMode::kDirect ? format::kFlagWholeBlocks : 0);
 }
 
 // A spinner and the thread it waits for must run at once: confined to one
@@ -48,13 +50,14 @@ Options with_usable_spin(Options options) {
 // thread first, allocator last. The chain hands finished segments to the
 // lifecycle on the sync thread.
 struct CommitLog::Impl {
-  Impl(const Options& o, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
+  Impl(const Options& o, AccessModeChoice mode, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
       : options(o),
+        access_mode(std::move(mode)),
         policy(std::move(p)),
-        compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
+        image_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         clock(*o.clock),
-        allocator(*o.file_system, clock, o.directory, o.segment_size, segment_flags(o), first_id,
-                  &compression_buffers),
+        allocator(*o.file_system, clock, o.directory, o.segment_size, segment_flags(o, access_mode), first_id,
+                  &image_buffers, access_mode.storage()),
         waiters(clock, o.spin_wait),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
@@ -95,8 +98,9 @@ struct CommitLog::Impl {
   }
 
   Options options;
+  const AccessModeChoice access_mode;
   std::unique_ptr<SyncPolicy> policy;
-  BufferPool compression_buffers;  // allocates nothing until a compressed segment asks
+  BufferPool image_buffers;  // allocates nothing until a segment that is not mapped asks
   Clock& clock;
   SegmentAllocator allocator;
   DurableWaiters waiters;
@@ -126,9 +130,11 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   if (!policy.ok()) return policy.status();
   auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
+  auto mode = choose_access_mode(options, options.directory);
+  if (!mode.ok()) return mode.status();
 
-  auto impl =
-      std::make_unique<Impl>(with_usable_spin(options), std::move(policy).value(), *first_id);
+  auto impl = std::make_unique<Impl>(with_usable_spin(options), std::move(mode).value(),
+                                     std::move(policy).value(), *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
@@ -293,6 +299,9 @@ MetricsSnapshot CommitLog::metrics() const {
   const LifecycleCounters l = s.lifecycle->counters();
   const ThrottleCounters t = s.lifecycle->throttle_counters();
   MetricsSnapshot m;
+  m.disk_access_mode_setting = access_mode_name(s.options.disk_access_mode);
+  m.disk_access_mode = access_mode_name(s.access_mode.mode);
+  m.disk_access_mode_reason = s.access_mode.reason;
   m.mutations_completed = c.flushed_entries.load();
   m.producers_waiting = s.waiters.waiting();
   m.producers_waiting_for_space = t.waiting;

@@ -71,6 +71,9 @@ std::string to_json(const MetricsSnapshot& m) {
   Json by_reason = Json::object();
   for (size_t r = 0; r < m.syncs_by_reason.size(); ++r) by_reason[reason_name(r)] = m.syncs_by_reason[r];
   const Json j = {
+      {"disk_access_mode_setting", m.disk_access_mode_setting},
+      {"disk_access_mode", m.disk_access_mode},
+      {"disk_access_mode_reason", m.disk_access_mode_reason},
       {"mutations_completed", m.mutations_completed},
       {"producers_waiting", m.producers_waiting},
       {"producers_waiting_for_space", m.producers_waiting_for_space},
@@ -111,6 +114,9 @@ std::string to_json(const MetricsSnapshot& m) {
 
 std::string to_prometheus(const MetricsSnapshot& m) {
   Exposition e;
+  e.family("disk_access_mode_info", "gauge", "1: segments are written in this mode, set as `setting`.");
+  e.sample("disk_access_mode_info", 1,
+           fmt::format("mode=\"{}\",setting=\"{}\"", m.disk_access_mode, m.disk_access_mode_setting));
   e.single("mutations_completed_total", "counter", "Mutations made durable.", m.mutations_completed);
   e.family("producers_waiting", "gauge", "Producers waiting now, for durability (commit) or for space.");
   e.sample("producers_waiting", m.producers_waiting, "for=\"commit\"");

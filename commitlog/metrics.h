@@ -30,6 +30,12 @@ struct Log2Histogram {
 inline constexpr size_t kSyncReasons = 8;  // SyncReason values
 
 struct MetricsSnapshot {
+  // commitlog_disk_access_mode as set (e.g. "auto"), the mode segments are
+  // written in ("mmap", "standard" or "direct") and, for legacy and auto,
+  // why ("as O_DIRECT works in data/commitlog").
+  std::string disk_access_mode_setting;
+  std::string disk_access_mode;
+  std::string disk_access_mode_reason;
   uint64_t mutations_completed = 0;          // mutations made durable
   uint64_t producers_waiting = 0;            // for durability, now
   uint64_t producers_waiting_for_space = 0;  // at the hard limit, now

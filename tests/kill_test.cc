@@ -94,13 +94,20 @@ struct LoopResult {
 };
 
 // Runs the loop for one policy in a fresh directory and returns what it saw.
-LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss) {
+// `config`: the lines of a commitlog.yaml the runs take, e.g. a disk access mode.
+LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss, int cycles = kCycles,
+                     const std::string& config = "") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
   // Small segments and large payloads, so that runs switch segments.
   const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
   std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
                                      "--fibers", "4"};
+  if (!config.empty()) {
+    const std::string yaml = tmp.file("commitlog.yaml");
+    std::ofstream(yaml) << config;
+    driver.insert(driver.end(), {"--config", yaml});
+  }
   driver.insert(driver.end(), workload.begin(), workload.end());
   driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
   std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
@@ -125,7 +132,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     }
   };
 
-  for (int cycle = 0; cycle < kCycles; ++cycle) {
+  for (int cycle = 0; cycle < cycles; ++cycle) {
     const std::string out = tmp.file(fmt::format("run-{}.out", cycle));
     const pid_t pid = spawn(driver, out);
     // Three runs in four are killed at a random moment after they began to
@@ -174,10 +181,10 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   return result;
 }
 
-void report(const std::string& policy, const LoopResult& r) {
+void report(const std::string& policy, const LoopResult& r, int cycles = kCycles) {
   MESSAGE(fmt::format("kill -9 loop, {}: seed {}, {} cycles ({} killed while appending), acks lost at restarts {},"
                       " newest replayed append at most {:.1f} ms before a kill\n{}",
-                      policy, seed(), kCycles, r.appending_runs, r.lost_at_starts,
+                      policy, seed(), cycles, r.appending_runs, r.lost_at_starts,
                       static_cast<double>(r.max_window_us) / 1000.0, r.verdict));
 }
 
@@ -197,6 +204,24 @@ TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
   const LoopResult r = kill_loop({"--policy", "adaptive"}, false);
   report("adaptive", r);
   CHECK(r.appending_runs > kCycles / 2);
+}
+
+TEST_CASE("kill -9 loop: standard and direct, every durable policy, plain and LZ4") {
+  // Fewer cycles each: twelve loops instead of one.
+  constexpr int kModeCycles = 6;
+  const std::vector<std::vector<std::string>> policies = {
+      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
+  for (const char* mode : {"standard", "direct"}) {
+    for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
+      for (const auto& policy : policies) {
+        const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode, compression);
+        CAPTURE(config);
+        const LoopResult r = kill_loop(policy, false, kModeCycles, config);
+        report(fmt::format("{} {}{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r, kModeCycles);
+        CHECK(r.appending_runs > kModeCycles / 2);
+      }
+    }
+  }
 }
 
 TEST_CASE("kill -9 loop: periodic loses at most about one marker interval") {

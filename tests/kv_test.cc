@@ -376,6 +376,21 @@ TEST_CASE("kv: the server runs adaptive unless its config or --policy names a po
   CHECK(policy({"--config", group, "--policy", "batch"}, "flag") == "batch | batch (--policy)");
 }
 
+TEST_CASE("kv: the start line says which disk access mode is in effect and why" * doctest::skip(kv_missing())) {
+  testing::TempDir tmp;
+  const auto start_line = [&](const std::string& yaml, const std::string& name) {
+    KvServer server(tmp.file(name), {"--config", write_config(tmp, yaml)}, tmp.file(name + ".out"));
+    return server.output();
+  };
+  CHECK(start_line("commitlog_segment_size: 1MiB\n", "legacy")
+            .find("commitlog_disk_access_mode mmap (legacy: as commitlog_compression is not set)") !=
+        std::string::npos);
+  CHECK(start_line("commitlog_disk_access_mode: direct\n", "direct").find("commitlog_disk_access_mode direct,") !=
+        std::string::npos);
+  CHECK(start_line("commitlog_disk_access_mode: auto\n", "auto")
+            .find("commitlog_disk_access_mode direct (auto: as O_DIRECT works in ") != std::string::npos);
+}
+
 TEST_CASE("kv: the server's threads carry names that ps, top and perf show" *
           doctest::skip(kv_missing())) {
   testing::TempDir tmp;

@@ -95,10 +95,16 @@ Status Server::start() {
   env_.reset(new ConnectionEnv{store_, limits, counters_,
                                [this](std::span<const std::string_view> s) { return info(s); }});
   CL_RETURN_IF_ERROR(listen());
+  const MetricsSnapshot metrics = log_->metrics();
+  const std::string access_mode =
+      metrics.disk_access_mode_reason.empty()
+          ? metrics.disk_access_mode
+          : fmt::format("{} ({}: {})", metrics.disk_access_mode, metrics.disk_access_mode_setting,
+                        metrics.disk_access_mode_reason);
   fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), {} worker thread{}, snapshot "
-      "every {} ms, commitlog_ext_spin_wait {} us)\n",
-      options_.bind, port_, policy_name_, options_.policy_origin, options_.threads,
+      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {} worker "
+      "thread{}, snapshot every {} ms, commitlog_ext_spin_wait {} us)\n",
+      options_.bind, port_, policy_name_, options_.policy_origin, access_mode, options_.threads,
       options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
       std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
   std::fflush(stdout);
