@@ -4,6 +4,7 @@
 
 #include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
+#include "commitlog/cdc_writer.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
 #include "commitlog/segment_allocator.h"
@@ -127,6 +128,7 @@ struct CommitLog::Impl {
   DurableWaiters waiters;
   SegmentChain chain;
   std::unique_ptr<SegmentLifecycle> lifecycle;
+  std::unique_ptr<CdcWriter> cdc;  // with cdc_enabled
   std::unique_ptr<SyncThread> sync_thread;
   std::atomic<bool> closed{false};
   std::atomic<uint64_t> oversized{0}, segment_waits{0}, segment_wait_nanos{0}, commit_waits{0},
@@ -159,9 +161,13 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
+  if (options.cdc.enabled) {
+    impl->cdc = std::make_unique<CdcWriter>(impl->options);
+    CL_RETURN_IF_ERROR(impl->cdc->start());
+  }
   impl->sync_thread = std::make_unique<SyncThread>(
       impl->clock, impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
-      options.compression == Compression::kLz4, impl->options.spin_wait);
+      options.compression == Compression::kLz4, impl->options.spin_wait, impl->cdc.get());
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 
@@ -193,6 +199,9 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   }
   if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
   if (s.waiters.failed()) return s.waiters.error();
+  if (s.cdc) {
+    for (const Mutation& m : mutations) CL_RETURN_IF_ERROR(s.cdc->admit(m.table));
+  }
   CL_RETURN_IF_ERROR(s.lifecycle->admit(options.deadline));
 
   const uint64_t time_us = s.clock.wall_micros();
@@ -271,6 +280,7 @@ Status CommitLog::close() {
   if (!s.closed.exchange(true)) {
     s.chain.shut();
     s.sync_thread->stop();
+    if (s.cdc) s.cdc->stop();
     s.lifecycle->stop();
     s.allocator.stop();
   }
@@ -348,6 +358,14 @@ MetricsSnapshot CommitLog::metrics() const {
   m.archive_failures = l.archive_failures;
   m.delete_failures = l.delete_failures;
   m.flush_requests = l.flush_requests;
+  if (s.cdc) {
+    const CdcCounters cdc = s.cdc->counters();
+    m.cdc_raw_bytes = cdc.raw_bytes;
+    m.cdc_segments_linked = cdc.segments_linked;
+    m.cdc_segments_deleted = cdc.segments_deleted;
+    m.cdc_appends_refused = cdc.appends_refused;
+    m.cdc_failures = cdc.failures;
+  }
   return m;
 }
 

@@ -27,7 +27,6 @@ constexpr uint64_t kSegmentLimit = 2048 * cv::kMiB;
 constexpr uint64_t kMaxCompressionBuffers = 1024;
 
 constexpr Harmless kAnyValue{[](std::string_view) { return true; }, "any value"};
-constexpr Harmless kFalse{[](std::string_view v) { return cv::parse_bool(v) == false; }, "`false`"};
 
 std::string known_policy(const Options& o) {
   const std::vector<std::string> names = PolicyRegistry::global().names();
@@ -214,14 +213,36 @@ std::vector<KeySpec> make_keys() {
        },
        .zero_means = "never"},
 
-      {.name = "cdc_enabled", .doc = "Change data capture.", .harmless = &kFalse},
-      {.name = "cdc_raw_directory", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
-      {.name = "cdc_total_space", .old_name = "cdc_total_space_in_mb", .doc = "Used only with cdc_enabled.",
-       .harmless = &kAnyValue},
-      {.name = "cdc_free_space_check_interval", .old_name = "cdc_free_space_check_interval_ms",
-       .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
-      {.name = "cdc_block_writes", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
-      {.name = "cdc_on_repair_enabled", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
+      {.name = "cdc_enabled",
+       .type = boolean([](auto& o) -> auto& { return o.cdc.enabled; }),
+       .doc = "Change data capture: segments holding CDC tables' mutations are hard-linked into "
+              "cdc_raw_directory, with a _cdc.idx file saying how far each is durable."},
+      {.name = "cdc_raw_directory",
+       .type = text([](auto& o) -> auto& { return o.cdc.raw_directory; }, "a directory path"),
+       .doc = "Where CDC links its segments; the consumer deletes what it has read.",
+       .zero_means = "cdc_raw beside commitlog_directory"},
+      {.name = "cdc_total_space",
+       .old_name = "cdc_total_space_in_mb",
+       .type = size([](auto& o) -> auto& { return o.cdc.total_space; }, kCassandraMiB),
+       .doc = "The most cdc_raw_directory may hold; cdc_block_writes says what happens over it.",
+       .zero_means = "min(4096MiB, 1/8 of its volume)"},
+      {.name = "cdc_free_space_check_interval",
+       .old_name = "cdc_free_space_check_interval_ms",
+       .type = duration([](auto& o) -> auto& { return o.cdc.free_space_check_interval; }, kCassandraMs),
+       .doc = "How often the size of cdc_raw_directory is measured again.",
+       .check = [](const Options& o) -> std::string {
+         return o.cdc.free_space_check_interval > Duration::zero() ? "" : "must be greater than 0";
+       }},
+      {.name = "cdc_block_writes",
+       .type = boolean([](auto& o) -> auto& { return o.cdc.block_writes; }),
+       .doc = "Over cdc_total_space: true refuses appends of CDC tables; false deletes the oldest files in "
+              "cdc_raw_directory."},
+      {.name = "commitlog_ext_cdc_tables",
+       .type = table_list([](auto& o) -> auto& { return o.cdc.tables; }),
+       .doc = "The tables whose mutations CDC captures.",
+       .zero_means = "every table"},
+
+      {.name = "cdc_on_repair_enabled", .doc = "Streamed data is captured like any other here.", .harmless = &kAnyValue},
       {.name = "commitlog_sync_batch_window_in_ms",
        .doc = "Cassandra 3's batch window; batch here syncs as soon as an append asks, as Cassandra 4's does."},
       {.name = "commitlog_periodic_queue_size", .doc = "Cassandra 2's queue of periodic appends."},

@@ -103,6 +103,11 @@ std::string to_json(const MetricsSnapshot& m) {
       {"archive_failures", m.archive_failures},
       {"delete_failures", m.delete_failures},
       {"flush_requests", m.flush_requests},
+      {"cdc_raw_bytes", m.cdc_raw_bytes},
+      {"cdc_segments_linked", m.cdc_segments_linked},
+      {"cdc_segments_deleted", m.cdc_segments_deleted},
+      {"cdc_appends_refused", m.cdc_appends_refused},
+      {"cdc_failures", m.cdc_failures},
   };
   return j.dump(2);
 }
@@ -160,6 +165,12 @@ std::string to_prometheus(const MetricsSnapshot& m) {
   e.single("delete_failures_total", "counter", "Failed segment removals; those segments are kept.",
            m.delete_failures);
   e.single("flush_requests_total", "counter", "Flush requests made over commitlog_total_space.", m.flush_requests);
+  e.single("cdc_raw_bytes", "gauge", "Bytes in cdc_raw_directory, last measured.", m.cdc_raw_bytes);
+  e.single("cdc_segments_linked_total", "counter", "Segments linked into cdc_raw_directory.", m.cdc_segments_linked);
+  e.single("cdc_segments_deleted_total", "counter", "Segments deleted from cdc_raw_directory for cdc_total_space.",
+           m.cdc_segments_deleted);
+  e.single("cdc_appends_refused_total", "counter", "CDC appends refused over cdc_total_space.", m.cdc_appends_refused);
+  e.single("cdc_failures_total", "counter", "CDC links, index writes or deletions that failed.", m.cdc_failures);
   return e.take();
 }
 

@@ -67,6 +67,12 @@ struct MetricsSnapshot {
   uint64_t archive_failures = 0;             // segments kept because archiving failed
   uint64_t delete_failures = 0;              // segments kept because removing failed
   uint64_t flush_requests = 0;               // calls of Options::on_flush_request
+  // Change data capture (cdc_enabled; commitlog/cdc_options.h).
+  uint64_t cdc_raw_bytes = 0;                // cdc_raw_directory's size, last measured
+  uint64_t cdc_segments_linked = 0;
+  uint64_t cdc_segments_deleted = 0;         // to stay within cdc_total_space
+  uint64_t cdc_appends_refused = 0;          // over cdc_total_space (cdc_block_writes)
+  uint64_t cdc_failures = 0;                 // links, idx writes, deletions that failed
 };
 
 // One JSON object; times in nanoseconds, histograms as

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "commitlog/cdc_options.h"
 #include "commitlog/clock.h"
 #include "commitlog/file_system.h"
 #include "commitlog/policy_registry.h"
@@ -117,6 +118,7 @@ struct Options {
   // Costs up to the wait in CPU per flush. A log opened on a thread confined
   // to one CPU never spins (CommitLog::options() then says 0).
   Duration spin_wait = Duration::zero();
+  CdcOptions cdc;  // change data capture (cdc_*)
 
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.

@@ -107,6 +107,9 @@ class MappedSegment {
   void committed(const Staged& staged);
   // True once the end marker is written and flushed.
   bool finished() const { return finished_; }
+  // Sync thread: the image below this offset is durable and final (once
+  // finished(), the end marker's offset). A replay finds every entry below it.
+  uint64_t durable_offset() const { return synced_; }
   // Unmaps and closes the file (and gives back the buffer) of a finished segment.
   void release_file();
   // Image bytes made durable and the file bytes that took (compression ratio).

@@ -30,12 +30,20 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
-
-extern char** environ;
 
 namespace commitlog {
 namespace {
+
+using testing::wait_status;
+
+// Starts `args` with stdout and stderr going to `out`.
+pid_t spawn(const std::vector<std::string>& args, const std::string& out) {
+  const pid_t pid = testing::spawn(args, out);
+  REQUIRE_MESSAGE(pid > 0, "could not start " << args[0]);
+  return pid;
+}
 
 constexpr int kCycles = 20;
 constexpr int kMinDelayMs = 50, kMaxDelayMs = 300;
@@ -54,35 +62,6 @@ constexpr int64_t kPeriodicSlackUs = 150'000;
 int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Starts `args` with stdout and stderr going to `out`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& out) {
-  std::vector<char*> argv;
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(err == 0, "posix_spawn " << argv[0] << ": " << err);
-  return pid;
-}
-
-int wait_status(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
-  return status;
 }
 
 // The value of ` key=<n>` on the first line of `text` starting with `prefix`.
@@ -163,7 +142,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     // append, however long their replay took (sanitizer builds replay slowly);
     // every fourth at a random moment from its start, often during replay.
     if (cycle % 4 != 3) {
-      for (int waited_ms = 0; waited_ms < 20000 && read_file(out).find("stress: appending") == std::string::npos;
+      for (int waited_ms = 0; waited_ms < 20000 && testing::read_text_file(out).find("stress: appending") == std::string::npos;
            waited_ms += 5) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
@@ -172,7 +151,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     const int64_t kill_us = wall_clock_us();
     REQUIRE(::kill(pid, SIGKILL) == 0);
     const int status = wait_status(pid);
-    const std::string output = read_file(out);
+    const std::string output = testing::read_text_file(out);
     INFO("cycle " << cycle << " output:\n" << output);
     REQUIRE_MESSAGE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL), "the driver ended before the kill");
     on_start(output, out);
@@ -187,7 +166,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   last.insert(last.end(), {"--duration", "0.3"});
   const std::string last_out = tmp.file("run-last.out");
   const int last_status = wait_status(spawn(last, last_out));
-  const std::string last_output = read_file(last_out);
+  const std::string last_output = testing::read_text_file(last_out);
   INFO("last run output:\n" << last_output);
   REQUIRE((WIFEXITED(last_status) && WEXITSTATUS(last_status) == 0));
   on_start(last_output, last_out);
@@ -197,7 +176,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   if (allow_loss) check.push_back("--allow-loss");
   const std::string check_out = tmp.file("check.out");
   const int check_status = wait_status(spawn(check, check_out));
-  result.verdict = read_file(check_out);
+  result.verdict = testing::read_text_file(check_out);
   INFO("check output:\n" << result.verdict);
   CHECK((WIFEXITED(check_status) && WEXITSTATUS(check_status) == 0));
   CHECK(result.verdict.find("stress check: OK") != std::string::npos);
