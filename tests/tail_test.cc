@@ -4,7 +4,8 @@
 // restarts several times over 100+ segment switches, the tail is stopped and
 // resumed from its position now and then, and at the end what it handed out
 // is exactly the final log's replay, in order, with every acknowledged
-// mutation in it. Plain and LZ4, for every durable policy and periodic.
+// mutation in it. Plain and LZ4, for every durable policy and periodic, and
+// in the standard and direct access modes.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -40,8 +41,9 @@ std::string text(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-Options log_options(FaultFileSystem& fs, const std::string& policy, bool lz4) {
+Options log_options(FaultFileSystem& fs, const std::string& policy, bool lz4, DiskAccessMode mode) {
   Options o;
+  o.disk_access_mode = mode;
   o.directory = kDir;
   o.file_system = &fs;
   o.sync_policy = policy;
@@ -101,8 +103,9 @@ uint64_t drain(TailReader& tail, FaultFileSystem& fs, std::vector<Seen>& seen) {
   return total;
 }
 
-void run(const std::string& policy, bool lz4, uint64_t seed) {
+void run(const std::string& policy, bool lz4, DiskAccessMode mode, uint64_t seed) {
   CAPTURE(policy);
+  CAPTURE(static_cast<int>(mode));
   CAPTURE(lz4);
   CAPTURE(seed);
   std::mt19937_64 rng(seed);
@@ -115,7 +118,7 @@ void run(const std::string& policy, bool lz4, uint64_t seed) {
   uint64_t switches = 0;
   constexpr int kRuns = 4;
   for (int run = 0; run < kRuns; ++run) {
-    auto log = CommitLog::open(log_options(*fs, policy, lz4));
+    auto log = CommitLog::open(log_options(*fs, policy, lz4, mode));
     REQUIRE_MESSAGE(log.ok(), log.status().to_string());
     std::atomic<bool> stop{false};
     std::atomic<int> done{0};
@@ -165,7 +168,7 @@ void run(const std::string& policy, bool lz4, uint64_t seed) {
   }
   // A last run that writes nothing ends the previous one: its last section is
   // then known to be final.
-  REQUIRE(CommitLog::open(log_options(*fs, policy, lz4)).ok());
+  REQUIRE(CommitLog::open(log_options(*fs, policy, lz4, mode)).ok());
   drain(*tail, *fs, seen);
   CHECK(switches >= 100);
   const std::vector<Seen> replayed = replay_all(*fs);
@@ -183,7 +186,10 @@ TEST_CASE("tail: beside a writer that loses power and restarts, it hands out the
   policies.push_back("periodic");
   uint64_t seed = std::random_device{}();
   for (const std::string& policy : policies) {
-    for (bool lz4 : {false, true}) run(policy, lz4, seed++);
+    for (bool lz4 : {false, true}) run(policy, lz4, DiskAccessMode::kLegacy, seed++);
+  }
+  for (DiskAccessMode mode : {DiskAccessMode::kStandard, DiskAccessMode::kDirect}) {
+    for (bool lz4 : {false, true}) run("batch", lz4, mode, seed++);
   }
 }
 
