@@ -63,8 +63,9 @@ struct CommitLog::Impl {
       : options(o),
         policy(std::move(p)),
         compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
-        allocator(*o.file_system, o.directory, o.segment_size, segment_flags(o), first_id,
-                  &compression_buffers),
+        allocator(*o.file_system, o.directory,
+                  {.capacity = o.segment_size, .flags = segment_flags(o), .permissions = o.file_mode},
+                  first_id, &compression_buffers),
         waiters(o.spin_wait),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
@@ -125,7 +126,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
     if (!properties.ok()) return properties.status();
     archive = archive_command_hook(properties->archive_command);
   }
-  CL_RETURN_IF_ERROR(fs.create_dirs(options.directory));
+  CL_RETURN_IF_ERROR(fs.create_dirs(options.directory, options.directory_mode));
   auto policy = PolicyRegistry::global().create(options.sync_policy, options.policy);
   if (!policy.ok()) return policy.status();
   auto first_id = next_segment_id(fs, options.directory);

@@ -29,12 +29,11 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir) {
   return next;
 }
 
-SegmentAllocator::SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity,
-                                   uint16_t flags, uint64_t first_id, BufferPool* pool)
+SegmentAllocator::SegmentAllocator(FileSystem& fs, std::string dir, SegmentFileInfo shape,
+                                   uint64_t first_id, BufferPool* pool)
     : fs_(fs),
       dir_(std::move(dir)),
-      capacity_(capacity),
-      flags_(flags),
+      shape_(shape),
       first_id_(first_id),
       pool_(pool),
       next_id_(first_id),
@@ -68,7 +67,9 @@ void SegmentAllocator::run() {
     work_cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });
     if (stopping_) return;
     const uint64_t id = next_id_;
-    SegmentFileInfo info{id, capacity_, flags_, id == first_id_ ? 0 : id - 1};
+    SegmentFileInfo info = shape_;
+    info.id = id;
+    info.previous_id = id == first_id_ ? 0 : id - 1;
     lock.unlock();
     auto segment = MappedSegment::create(fs_, dir_, info, now_us(), pool_);
     lock.lock();

@@ -27,9 +27,10 @@ namespace commitlog {
 
 class SegmentAllocator {
  public:
+  // Each segment is made as `shape` says (its id and previous_id aside).
   // `pool` (may be null for plain segments) must outlive the allocator.
-  SegmentAllocator(FileSystem& fs, std::string dir, uint64_t capacity, uint16_t flags,
-                   uint64_t first_id, BufferPool* pool = nullptr);
+  SegmentAllocator(FileSystem& fs, std::string dir, SegmentFileInfo shape, uint64_t first_id,
+                   BufferPool* pool = nullptr);
   ~SegmentAllocator();  // stop()
 
   // Stops the thread and removes a prepared, unused segment. Idempotent;
@@ -47,8 +48,7 @@ class SegmentAllocator {
 
   FileSystem& fs_;
   const std::string dir_;
-  const uint64_t capacity_;
-  const uint16_t flags_;
+  const SegmentFileInfo shape_;
   const uint64_t first_id_;
   BufferPool* const pool_;
   mutable std::mutex mu_;

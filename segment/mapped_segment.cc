@@ -57,7 +57,7 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   std::optional<PooledBuffer> buffer;
   if (compressed) buffer.emplace(pool->acquire());
   std::string path = dir + "/" + segment_file_name(info.id);
-  auto file = fs.open(path, OpenMode::kCreateNew);
+  auto file = fs.open(path, OpenMode::kCreateNew, info.permissions);
   if (!file.ok()) return file.status();
   auto storage = compressed
                      ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id,

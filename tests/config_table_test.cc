@@ -213,6 +213,10 @@ const char* const kRoundTrips[] = {
     "commitlog_ext_direct_write_threshold: 64KiB",
     "commitlog_ext_spin_wait: 50us",
     "commitlog_ext_spin_wait: 0ms",
+    "commitlog_ext_file_mode: 0640",
+    "commitlog_ext_file_mode: 0600",
+    "commitlog_ext_directory_mode: 0750",
+    "commitlog_ext_directory_mode: 0700",
 };
 
 void check_round_trip(const LoadedConfig& first, const std::string& name) {
