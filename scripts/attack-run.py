@@ -6,6 +6,7 @@ docs/crash-testing.md records a run.
     scripts/attack-run.py [--bin build/bin]
 """
 import argparse
+import multiprocessing
 import os
 import resource
 import shutil
@@ -186,16 +187,26 @@ def memory_attack(kv, root, clients, mb, flags):
     server.stop()
 
 
+def hold_connections(port, count, ready, release):
+    conns = [connect(port) for _ in range(count)]
+    ready.set()
+    release.wait()
+    for c in conns:
+        c.close()
+
+
 def connection_flood(kv, root, idle):
-    print(f"## {idle} idle connections")
+    print(f"## {idle} idle connections (opened by another process)")
     server = Kv(kv, os.path.join(root, "flood"))
     quiet = ping_latencies(server.port, 5000)
+    ready, release = multiprocessing.Event(), multiprocessing.Event()
+    holder = multiprocessing.Process(target=hold_connections, args=(server.port, idle, ready, release))
     stop = threading.Event()
     during = []
     pinger = threading.Thread(target=lambda: during.extend(ping_latencies(server.port, 10 ** 9, stop)))
     pinger.start()
-    conns = [connect(server.port) for _ in range(idle)]
-    time.sleep(0.5)
+    holder.start()
+    ready.wait()
     stop.set()
     pinger.join()
     held = ping_latencies(server.port, 5000)
@@ -203,12 +214,17 @@ def connection_flood(kv, root, idle):
     print(f"PING while {idle} clients connect: {summary(during)}")
     print(f"PING with {idle} idle clients held: {summary(held)}")
     print(f"connected_clients={info(server.port, 'connected_clients')}")
-    for c in conns:
-        c.close()
+    release.set()
+    holder.join()
     server.stop()
+
+
+def maxclients_flood(kv, root):
+    print("## maxclients")
     server = Kv(kv, os.path.join(root, "maxclients"), "--maxclients", "100")
+    admin = connect(server.port)
     conns, refused = [], 0
-    for _ in range(150):
+    for _ in range(149):
         c = connect(server.port)
         c.settimeout(0.2)
         try:
@@ -217,8 +233,9 @@ def connection_flood(kv, root, idle):
         except socket.timeout:
             pass
         conns.append(c)
-    print(f"--maxclients 100, 150 connections: {refused} told '-ERR max number of clients reached', "
-          f"rejected_connections={info(server.port, 'rejected_connections')}")
+    stats = command(admin, "INFO", "stats")
+    rejected = next(l for l in stats.split("\r\n") if l.startswith("rejected_connections:"))
+    print(f"--maxclients 100, 150 connections: {refused} told '-ERR max number of clients reached', {rejected}")
     for c in conns:
         c.close()
     server.stop()
@@ -241,6 +258,7 @@ def main():
         memory_attack(kv, root, 40, 15, ["--maxmemory-clients", "128mb"])
         memory_attack(kv, root, 24, 15.9, ["--maxmemory-clients", "0"])
         connection_flood(kv, root, 1000)
+        maxclients_flood(kv, root)
     finally:
         shutil.rmtree(root)
 
