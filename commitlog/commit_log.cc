@@ -2,8 +2,6 @@
 
 #include <sched.h>
 
-#include <chrono>
-
 #include "commitlog/archiver.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
@@ -15,10 +13,6 @@
 
 namespace commitlog {
 namespace {
-
-uint64_t nanos_since(TimePoint start) {
-  return static_cast<uint64_t>((SteadyClock::now() - start).count());
-}
 
 Log2Histogram histogram(const std::atomic<uint64_t>* buckets, size_t n, uint64_t sum) {
   Log2Histogram h;
@@ -47,12 +41,6 @@ Options with_usable_spin(Options options) {
   return options;
 }
 
-uint64_t wall_clock_us() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
 }  // namespace
 
 // Members are declared in dependency order, so they are destroyed sync
@@ -63,10 +51,11 @@ struct CommitLog::Impl {
       : options(o),
         policy(std::move(p)),
         compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
-        allocator(*o.file_system, o.directory,
+        clock(*o.clock),
+        allocator(*o.file_system, clock, o.directory,
                   {.capacity = o.segment_size, .flags = segment_flags(o), .permissions = o.file_mode},
                   first_id, &compression_buffers),
-        waiters(o.spin_wait),
+        waiters(clock, o.spin_wait),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
             [this](MappedSegment& finished) { lifecycle->on_finished(finished); }) {}
@@ -82,7 +71,7 @@ struct CommitLog::Impl {
   }
 
   Status apply_policy(uint64_t packed) {
-    ProducerView view{SteadyClock::now(), waiters.last_flush_started()};
+    ProducerView view{clock.now(), waiters.last_flush_started()};
     switch (policy->after_append(view)) {
       case ProducerAction::kReturn:
         return {};
@@ -94,16 +83,21 @@ struct CommitLog::Impl {
       case ProducerAction::kWaitForSyncToCatchUp:
         do {
           CL_RETURN_IF_ERROR(waiters.wait_flush_started_after(view.last_flush_started));
-          view = {SteadyClock::now(), waiters.last_flush_started()};
+          view = {clock.now(), waiters.last_flush_started()};
         } while (policy->after_append(view) == ProducerAction::kWaitForSyncToCatchUp);
         return {};
     }
     return {};
   }
 
+  uint64_t nanos_since(TimePoint start) const {
+    return static_cast<uint64_t>((clock.now() - start).count());
+  }
+
   Options options;
   std::unique_ptr<SyncPolicy> policy;
   BufferPool compression_buffers;  // allocates nothing until a compressed segment asks
+  Clock& clock;
   SegmentAllocator allocator;
   DurableWaiters waiters;
   SegmentChain chain;
@@ -129,7 +123,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   CL_RETURN_IF_ERROR(fs.create_dirs(options.directory, options.directory_mode));
   auto policy = PolicyRegistry::global().create(options.sync_policy, options.policy);
   if (!policy.ok()) return policy.status();
-  auto first_id = next_segment_id(fs, options.directory);
+  auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
 
   auto impl =
@@ -139,7 +133,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
   impl->sync_thread = std::make_unique<SyncThread>(
-      impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
+      impl->clock, impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
       options.compression == Compression::kLz4, impl->options.spin_wait);
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
@@ -172,7 +166,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   if (s.waiters.failed()) return s.waiters.error();
   CL_RETURN_IF_ERROR(s.lifecycle->admit(deadline));
 
-  const uint64_t time_us = wall_clock_us();
+  const uint64_t time_us = s.clock.wall_micros();
   const uint64_t direct_threshold = s.options.direct_write_threshold;
   uint64_t direct_writes = 0;
   AppendedRange range;
@@ -190,10 +184,10 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     }
     std::optional<uint64_t> offset;
     while (!(offset = segment->reserve(bytes))) {
-      const TimePoint switch_started = SteadyClock::now();
+      const TimePoint switch_started = s.clock.now();
       auto next = s.chain.advance(segment);
       s.segment_waits.fetch_add(1, std::memory_order_relaxed);
-      s.segment_wait_nanos.fetch_add(nanos_since(switch_started), std::memory_order_relaxed);
+      s.segment_wait_nanos.fetch_add(s.nanos_since(switch_started), std::memory_order_relaxed);
       if (!next.ok()) {
         if (next.status().code() != ErrorCode::kClosed) {
           apply_failure_policy(s.options.commit_failure_policy, "segment allocation", next.status(), s.waiters);
@@ -229,7 +223,7 @@ Status CommitLog::wait_durable(Position position) {
                                     " was never appended");
   }
   return s.wait_packed(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset),
-                       SteadyClock::now());
+                       s.clock.now());
 }
 
 Status CommitLog::sync() {

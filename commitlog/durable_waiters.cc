@@ -10,8 +10,8 @@ namespace {
 // A spawned fiber suspends on the fiber condition variable; a plain thread
 // (or a thread's main context) blocks in a futex wait. Boost 1.74's
 // condition variable guards its queue with a spinlock that never yields:
-// measured with 4-64 plain threads on 2 cores it burned 145-622 us of CPU
-// per wake-up against 2.6-18 us for std's.
+// with more plain threads than cores it burns far more CPU per wake-up than
+// a futex wait does.
 bool on_worker_fiber() {
   return boost::fibers::context::active()->is_context(boost::fibers::type::worker_context);
 }
@@ -38,25 +38,24 @@ void DurableWaiters::wait(Predicate ready) {
 // changing what the check reads, so the wait cannot sleep through one.
 //
 // A lone waiter whose flushes carry only its own mutation spins first: it and
-// the sync thread hand every flush back and forth, and on this project's VM a
-// futex wake-up of a sleeping thread takes about 17 µs against a ~95 µs
-// fdatasync. It spins only while its waits are shorter than the limit (so not
-// under a group window), and only alone and for one-mutation flushes: with
-// more producers the CPU it would burn is the others', and measured in
-// commitlog-kv with 16 clients, a worker spinning through flushes of several
-// mutations cost 15-20% of the throughput.
+// the sync thread hand every flush back and forth, and a futex wake-up of a
+// sleeping thread is a sizeable part of a fast fdatasync. It spins only while
+// its waits are shorter than the limit (so not under a group window), and
+// only alone and for one-mutation flushes: with more producers the CPU it
+// would burn is the others' (a commitlog-kv worker spinning through flushes
+// of several mutations loses throughput).
 template <typename Predicate>
 void DurableWaiters::wait_on_thread(Predicate ready) {
   const bool lone = spin_limit_ > Duration::zero() && waiting_.load() == 1 &&
                     lone_flush_.load(std::memory_order_relaxed);
-  const TimePoint start = lone ? SteadyClock::now() : TimePoint{};
+  const TimePoint start = lone ? clock_.now() : TimePoint{};
   const bool spin = lone &&
                     Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_ &&
                     !spin_backed_off();
   bool spun = false;
   if (spin) {
     spinning_.store(true, std::memory_order_relaxed);
-    spun = spin_until(ready, spin_limit_, spins_);
+    spun = spin_until(clock_, ready, spin_limit_, spins_);
     spinning_.store(false, std::memory_order_relaxed);
     note_spin(spun);
   }
@@ -68,7 +67,7 @@ void DurableWaiters::wait_on_thread(Predicate ready) {
     }
   }
   if (lone)
-    last_lone_wait_ns_.store((SteadyClock::now() - start).count(), std::memory_order_relaxed);
+    last_lone_wait_ns_.store((clock_.now() - start).count(), std::memory_order_relaxed);
 }
 
 // A spin runs out when the thread it waits for cannot run meanwhile: both

@@ -13,8 +13,8 @@
 // A lone thread waiter spins before it sleeps (see `spin_limit`), when the
 // last flush carried one mutation and its own last wait was shorter than the
 // limit: a producer and the sync thread handing each flush back and forth,
-// where the futex wake-up is a fifth of the wait (docs/benchmarks.md,
-// "Spinning instead of sleeping"). A spin that runs out backs off: after the
+// where the futex wake-up is a sizeable part of the wait. A spin that runs
+// out backs off: after the
 // n-th such spin in a row, the next 2^n - 1 waits that would spin sleep
 // instead (n at most 10); a spin that ends in time resets n.
 //
@@ -47,8 +47,10 @@ class DurableWaiters {
   static uint64_t pack(uint64_t ordinal, uint64_t offset) { return (ordinal << kOffsetBits) | offset; }
 
   // `spin_limit`: the longest a lone thread waiter spins before it sleeps
-  // (Options::spin_wait); zero: never.
-  explicit DurableWaiters(Duration spin_limit = Duration::zero()) : spin_limit_(spin_limit) {}
+  // (Options::spin_wait); zero: never. `clock` times the spins; it must
+  // outlive this object.
+  explicit DurableWaiters(const Clock& clock, Duration spin_limit = Duration::zero())
+      : clock_(clock), spin_limit_(spin_limit) {}
 
   // True when the entry at `packed` is durable.
   bool durable(uint64_t packed) const { return packed < durable_.load(std::memory_order_acquire); }
@@ -104,6 +106,7 @@ class DurableWaiters {
   template <typename Predicate>
   void wait_in_group(std::unique_lock<std::mutex>& lock, Predicate ready);
 
+  const Clock& clock_;
   const Duration spin_limit_;
   std::atomic<bool> lone_flush_{false};        // the last flush carried at most one mutation
   std::atomic<int64_t> last_lone_wait_ns_{0};  // a lone thread waiter's last wait

@@ -1,15 +1,16 @@
 // A 32-bit word that threads can sleep on until it changes: the Linux futex,
 // with no spinning or yielding first (unlike std::atomic::wait in libstdc++
-// 12, whose sched_yield() rounds cost a lone producer 20 µs per flush on this
-// project's machine, docs/benchmarks.md). A caller that knows a short wait is
+// 12, whose sched_yield() rounds add tens of µs to a lone producer's every
+// flush). A caller that knows a short wait is
 // coming spins itself first, bounded, with spin_until().
 //
 // Thread-safety: every member is thread-safe.
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
+
+#include "commitlog/clock.h"
 
 namespace commitlog {
 
@@ -53,19 +54,20 @@ struct SpinCounters {
 // Calls done() until it returns true or `limit` has passed, reading the clock
 // every 64 calls; returns done()'s last answer. For a wait that is about to
 // sleep on a FutexWord when the wake-up would cost more than the wait.
+// The limit is measured on `clock`.
 template <typename Done>
-bool spin_until(Done done, std::chrono::nanoseconds limit, SpinCounters& counters) {
-  const auto start = std::chrono::steady_clock::now();
+bool spin_until(const Clock& clock, Done done, Duration limit, SpinCounters& counters) {
+  const TimePoint start = clock.now();
   bool ready = false;
   while (!ready) {
     for (int i = 0; i < 64 && !(ready = done()); ++i) spin_pause();
-    if (!ready && std::chrono::steady_clock::now() - start >= limit) break;
+    if (!ready && clock.now() - start >= limit) break;
   }
   ready = ready || done();
   counters.spins.fetch_add(1, std::memory_order_relaxed);
   if (!ready) counters.missed.fetch_add(1, std::memory_order_relaxed);
   counters.nanos.fetch_add(
-      static_cast<uint64_t>((std::chrono::steady_clock::now() - start).count()),
+      static_cast<uint64_t>((clock.now() - start).count()),
       std::memory_order_relaxed);
   return ready;
 }

@@ -12,8 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "commitlog/policy_registry.h"
+#include "commitlog/clock.h"
 #include "commitlog/file_system.h"
+#include "commitlog/policy_registry.h"
 
 namespace commitlog {
 
@@ -109,9 +110,9 @@ struct Options {
   // lone producer thread whose flushes carry its own mutation spins, and the
   // sync thread after handing such a flush back to it, and only while its
   // waits stay within this. It pays where each hand-off wakes a thread on an
-  // idle CPU (a server thread answering one client: +15% in commitlog-kv,
-  // which turns it on), hardly where the producer is woken on the CPU the
-  // sync thread leaves (the bench's lone thread: 3% off p50 for 3x the CPU).
+  // idle CPU (a server thread answering one client: commitlog-kv turns it
+  // on), hardly where the producer is woken on the CPU the sync thread leaves
+  // (a lone benchmark thread: little off p50 for several times the CPU).
   // Costs up to the wait in CPU per flush. A log opened on a thread confined
   // to one CPU never spins (CommitLog::options() then says 0).
   Duration spin_wait = Duration::zero();
@@ -125,6 +126,9 @@ struct Options {
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.
   FileSystem* file_system = posix_file_system();
+  // Not from config: every time the log reads, sleeps until or stamps into
+  // an entry. Must outlive the log. Tests substitute a manual clock.
+  Clock* clock = real_clock();
   // Not from config: called on the log's own thread, with no lock held, when
   // the log is over total_space (or 75% of the hard limit). May be empty.
   FlushRequest on_flush_request;

@@ -1,26 +1,15 @@
 #include "commitlog/segment_allocator.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "commitlog/thread_name.h"
 #include "segment/file_name.h"
 
 namespace commitlog {
-namespace {
-
-uint64_t now_us() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
-
-}  // namespace
-
-Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir) {
+Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::string& dir) {
   auto names = fs.list(dir);
   if (!names.ok()) return names.status();
-  uint64_t next = now_us() / 1000;
+  uint64_t next = clock.wall_micros() / 1000;
   for (const auto& name : *names) {
     auto id = parse_segment_file_name(name);
     if (!id.ok()) return Status::invalid_argument(dir + "/" + id.status().message());
@@ -29,9 +18,10 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir) {
   return next;
 }
 
-SegmentAllocator::SegmentAllocator(FileSystem& fs, std::string dir, SegmentFileInfo shape,
-                                   uint64_t first_id, BufferPool* pool)
+SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir,
+                                   SegmentFileInfo shape, uint64_t first_id, BufferPool* pool)
     : fs_(fs),
+      clock_(clock),
       dir_(std::move(dir)),
       shape_(shape),
       first_id_(first_id),
@@ -71,7 +61,7 @@ void SegmentAllocator::run() {
     info.id = id;
     info.previous_id = id == first_id_ ? 0 : id - 1;
     lock.unlock();
-    auto segment = MappedSegment::create(fs_, dir_, info, now_us(), pool_);
+    auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_);
     lock.lock();
     if (segment.ok()) {
       ready_ = std::move(segment).value();

@@ -29,8 +29,9 @@ class SegmentAllocator {
  public:
   // Each segment is made as `shape` says (its id and previous_id aside).
   // `pool` (may be null for plain segments) must outlive the allocator.
-  SegmentAllocator(FileSystem& fs, std::string dir, SegmentFileInfo shape, uint64_t first_id,
-                   BufferPool* pool = nullptr);
+  // `clock` must outlive the allocator and its segments.
+  SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir, SegmentFileInfo shape,
+                   uint64_t first_id, BufferPool* pool = nullptr);
   ~SegmentAllocator();  // stop()
 
   // Stops the thread and removes a prepared, unused segment. Idempotent;
@@ -47,6 +48,7 @@ class SegmentAllocator {
   void run();
 
   FileSystem& fs_;
+  const Clock& clock_;
   const std::string dir_;
   const SegmentFileInfo shape_;
   const uint64_t first_id_;
@@ -64,6 +66,6 @@ class SegmentAllocator {
 
 // The first id for a new process: above every existing segment id in `dir` and
 // above the wall clock in milliseconds.
-Result<uint64_t> next_segment_id(FileSystem& fs, const std::string& dir);
+Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::string& dir);
 
 }  // namespace commitlog

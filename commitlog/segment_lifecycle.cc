@@ -25,6 +25,7 @@ void report(const std::string& line) { std::fprintf(stderr, "commitlog: %s\n", l
 
 SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, const SegmentChain& chain)
     : fs_(*options.file_system),
+      clock_(*options.clock),
       dir_(options.directory),
       capacity_(options.segment_size),
       compressed_(options.compression == Compression::kLz4),
@@ -33,9 +34,13 @@ SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, 
       archive_(std::move(archive)),
       on_flush_request_(options.on_flush_request),
       chain_(chain),
-      throttle_(options.total_space_hard_limit, options.total_space_max_delay,
+      throttle_(*options.clock, options.total_space_hard_limit, options.total_space_max_delay,
                 [this] { return pressure_bytes(); }),
-      next_unfinished_(chain.first_id()) {}
+      next_unfinished_(chain.first_id()),
+      clock_moves_(*options.clock, [this] {
+        std::lock_guard lock(mu_);
+        cv_.notify_all();
+      }) {}
 
 SegmentLifecycle::~SegmentLifecycle() { stop(); }
 
@@ -165,7 +170,7 @@ void SegmentLifecycle::run() {
     if (stopping) return;
     const auto due = [&] { return work_ || stopping_; };
     if (over_soft_limit_) {
-      cv_.wait_for(lock, kFlushRequestRetry, due);
+      wait_until(clock_, cv_, lock, clock_.now() + kFlushRequestRetry, due);
     } else {
       cv_.wait(lock, due);
     }
@@ -312,7 +317,7 @@ void SegmentLifecycle::request_flushes() {
   const uint64_t total = total_bytes();
   over_soft_limit_ = soft != 0 && total > soft;
   if (!over_soft_limit_ || !on_flush_request_) return;
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = clock_.now();
   std::vector<uint32_t> tables;
   {
     std::lock_guard lock(mu_);

@@ -125,6 +125,7 @@ class SegmentLifecycle {
   uint64_t pressure_bytes() const;
 
   FileSystem& fs_;
+  Clock& clock_;
   const std::string dir_;
   const uint64_t capacity_;
   const bool compressed_;
@@ -156,6 +157,7 @@ class SegmentLifecycle {
   bool over_soft_limit_ = false;
   uint64_t finished_at_last_request_ = ~uint64_t{0};
   TimePoint last_request_{};
+  ClockSubscription clock_moves_;  // wakes run() for a retry due on the clock
   std::thread thread_;
 };
 

@@ -2,15 +2,17 @@
 
 #include <algorithm>
 
-#include <boost/fiber/operations.hpp>
 
 namespace commitlog {
 
-SpaceThrottle::SpaceThrottle(uint64_t hard_limit, Duration max_delay, Measure measure)
-    : hard_limit_(hard_limit),
+SpaceThrottle::SpaceThrottle(Clock& clock, uint64_t hard_limit, Duration max_delay,
+                             Measure measure)
+    : clock_(clock),
+      hard_limit_(hard_limit),
       band_start_(hard_limit - hard_limit / 10),
       max_delay_(max_delay),
-      measure_(std::move(measure)) {}
+      measure_(std::move(measure)),
+      clock_moves_(clock, [this] { release(); }) {}
 
 std::optional<Duration> SpaceThrottle::delay_for(uint64_t bytes) const {
   if (bytes < band_start_) return Duration::zero();
@@ -26,33 +28,30 @@ Status SpaceThrottle::admit(TimePoint deadline) {
   const std::optional<Duration> delay = delay_for(measure_());
   if (!delay) return wait_for_space(deadline);
   if (*delay == Duration::zero()) return {};
-  const TimePoint start = SteadyClock::now();
+  const TimePoint start = clock_.now();
   const TimePoint until = deadline - start < *delay ? deadline : start + *delay;
-  if (until > start) boost::this_fiber::sleep_until(until);
+  {
+    std::unique_lock lock(mu_);
+    wait_until(clock_, cv_, lock, until, [&] { return closed_.load(); });
+  }
   delayed_.fetch_add(1, std::memory_order_relaxed);
-  delay_nanos_.fetch_add(static_cast<uint64_t>((SteadyClock::now() - start).count()),
+  delay_nanos_.fetch_add(static_cast<uint64_t>((clock_.now() - start).count()),
                          std::memory_order_relaxed);
   return {};
 }
 
 Status SpaceThrottle::wait_for_space(TimePoint deadline) {
-  const TimePoint start = SteadyClock::now();
+  const TimePoint start = clock_.now();
   bool timed_out = false;
   {
     std::unique_lock lock(mu_);
     waiting_.fetch_add(1);
-    while (!closed_.load() && measure_() >= hard_limit_) {
-      if (deadline == TimePoint::max()) {
-        cv_.wait(lock);
-      } else if (cv_.wait_until(lock, deadline) == boost::fibers::cv_status::timeout) {
-        timed_out = !closed_.load() && measure_() >= hard_limit_;
-        break;
-      }
-    }
+    timed_out = !wait_until(clock_, cv_, lock, deadline,
+                            [&] { return closed_.load() || measure_() < hard_limit_; });
     waiting_.fetch_sub(1);
   }
   waits_.fetch_add(1, std::memory_order_relaxed);
-  wait_nanos_.fetch_add(static_cast<uint64_t>((SteadyClock::now() - start).count()),
+  wait_nanos_.fetch_add(static_cast<uint64_t>((clock_.now() - start).count()),
                         std::memory_order_relaxed);
   if (closed_.load()) return Status::closed("the commit log is closed");
   if (timed_out) {

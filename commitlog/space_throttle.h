@@ -24,7 +24,7 @@
 
 #include <boost/fiber/condition_variable.hpp>
 
-#include "commitlog/sync_policy.h"
+#include "commitlog/clock_wait.h"
 #include "commitlog/status.h"
 
 namespace commitlog {
@@ -42,8 +42,9 @@ class SpaceThrottle {
  public:
   // The log's size for back-pressure, in bytes; called by producers, cheap.
   using Measure = std::function<uint64_t()>;
-  // `hard_limit` 0 turns the throttle off.
-  SpaceThrottle(uint64_t hard_limit, Duration max_delay, Measure measure);
+  // `hard_limit` 0 turns the throttle off. Delays and deadlines are on
+  // `clock`, which must outlive the throttle.
+  SpaceThrottle(Clock& clock, uint64_t hard_limit, Duration max_delay, Measure measure);
 
   // Lets an append in, after a delay or a wait as the table above says.
   [[nodiscard]] Status admit(TimePoint deadline);
@@ -59,6 +60,7 @@ class SpaceThrottle {
  private:
   [[nodiscard]] Status wait_for_space(TimePoint deadline);
 
+  Clock& clock_;
   const uint64_t hard_limit_;
   const uint64_t band_start_;  // 90% of the limit
   const Duration max_delay_;
@@ -68,6 +70,7 @@ class SpaceThrottle {
   std::atomic<uint64_t> waiting_{0};
   std::mutex mu_;
   boost::fibers::condition_variable_any cv_;
+  ClockSubscription clock_moves_;  // last: its callback uses mu_ and cv_
 };
 
 }  // namespace commitlog

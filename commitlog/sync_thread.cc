@@ -11,9 +11,9 @@ namespace {
 
 // Overlap pays only when staging takes at least this fraction of a commit:
 // below it, sealing a flush ahead of the commit's end loses more producers
-// to the flush after (a whole fdatasync later) than the hidden staging gains.
-// With 100-300 B records staging took 1-3% of an fdatasync on the disk of
-// docs/benchmarks.md, and overlapping cut ops per fsync by a sixth.
+// to the flush after (a whole fdatasync later) than the hidden staging gains:
+// small records stage in a few percent of an fdatasync, and overlapping them
+// makes the groups smaller.
 constexpr int kWorthHiding = 8;  // 1/8
 
 // Moves a moving average a quarter of the way to `sample`: about the last
@@ -24,15 +24,16 @@ void average_in(Duration& average, Duration sample) {
 
 }  // namespace
 
-SyncThread::SyncThread(SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
-                       CommitFailurePolicy failure_policy, bool overlap_commits,
-                       Duration spin_limit)
-    : chain_(chain),
+SyncThread::SyncThread(Clock& clock, SegmentChain& chain, DurableWaiters& waiters,
+                       SyncPolicy& policy, CommitFailurePolicy failure_policy,
+                       bool overlap_commits, Duration spin_limit)
+    : clock_(clock),
+      chain_(chain),
       waiters_(waiters),
       policy_(policy),
       failure_policy_(failure_policy),
       spin_limit_(spin_limit) {
-  const TimePoint now = SteadyClock::now();
+  const TimePoint now = clock_.now();
   last_flush_started_ = last_flush_finished_ = last_seal_ = last_commit_finished_ = now;
   waiters_.advance(0, now);
   if (overlap_commits) {
@@ -41,6 +42,10 @@ SyncThread::SyncThread(SegmentChain& chain, DurableWaiters& waiters, SyncPolicy&
       wake(Sleep::kUntilCommit);
     });
   }
+  clock_moves_.emplace(clock_, [this] {
+    time_moved_.store(true);
+    wake(Sleep::kUntilCommit);
+  });
   thread_ = std::thread([this] { run(); });
 }
 
@@ -54,7 +59,7 @@ SyncThread::~SyncThread() { stop(); }
 // from kIdle to kAwake: one system call on each side and no mutex. A sleep on
 // the condition variable would, on waking, re-take mu_ marked contended, and
 // glibc then makes one more futex call to unlock it -- on the critical path
-// of a lone producer's every flush (strace, docs/benchmarks.md).
+// of a lone producer's every flush.
 //
 // A spinning idle sleep watches sleep_ itself: moving it to kAwake is the
 // whole wake-up. If the thread gave up spinning first (kIdle now), the
@@ -81,12 +86,11 @@ void SyncThread::wake(Sleep at_least) {
 
 // The other half of DurableWaiters' lone-waiter spin: after a flush of one
 // mutation, a lone producer's next request comes a reply and a round trip
-// later (about 40 µs in commitlog-kv with one client), and waking a sleeping
-// thread costs it about 17 µs on this project's VM. The thread spins only
+// later (a few tens of µs in commitlog-kv with one client), and waking a
+// sleeping thread costs a sizeable part of that. The thread spins only
 // after a flush whose waiter was spinning, so runs on a CPU of its own: a
 // sleeping waiter is woken onto the CPU of the thread that woke it, which
-// would then spin in its way (tried and measured: docs/benchmarks.md, "Where
-// a lone producer's time goes"). And only while that gap stayed within the
+// would then spin in its way. And only while that gap stayed within the
 // limit: a slow client or an idle log sends it straight to sleep.
 bool SyncThread::idle_spin_pays() const {
   return spin_limit_ > Duration::zero() && released_spinner_ && idle_gap_ <= spin_limit_;
@@ -94,12 +98,12 @@ bool SyncThread::idle_spin_pays() const {
 
 void SyncThread::sleep_idle() {
   if (sleep_.load() == word(Sleep::kSpinningIdle)) {
-    spin_until([this] { return sleep_.load() != word(Sleep::kSpinningIdle); }, spin_limit_,
+    spin_until(clock_, [this] { return sleep_.load() != word(Sleep::kSpinningIdle); }, spin_limit_,
                counters_.idle_spins);
     sleep_.compare_exchange(word(Sleep::kSpinningIdle), word(Sleep::kIdle));
   }
   while (sleep_.load() == word(Sleep::kIdle)) sleep_.wait(word(Sleep::kIdle));
-  idle_gap_ = SteadyClock::now() - last_flush_finished_;
+  idle_gap_ = clock_.now() - last_flush_finished_;
 }
 
 void SyncThread::request_sync() {
@@ -162,7 +166,7 @@ void SyncThread::run() {
     const bool stopping = stopping_;
     lock.unlock();
     if (in_flight_ && committer_->done()) collect_commit();
-    const TimePoint now = SteadyClock::now();
+    const TimePoint now = clock_.now();
     SyncPlan plan;
     if (stopping) {
       plan = {SyncPlan::Kind::kFlush, now, SyncReason::kShutdown};
@@ -203,16 +207,22 @@ void SyncThread::run() {
     const bool idle = plan.kind == SyncPlan::Kind::kIdle || dead_;
     const Sleep idle_sleep = !dead_ && idle_spin_pays() ? Sleep::kSpinningIdle : Sleep::kIdle;
     sleep_.store(word(pending_ ? Sleep::kUntilCommit : idle ? idle_sleep : Sleep::kUntilPlan));
-    const bool poked = pending_ ? commit_done_.exchange(false)
-                                : poked_.exchange(false) || switch_pending_.load() ||
-                                      explicit_requested_.load() || commit_done_.exchange(false);
+    const bool poked = time_moved_.exchange(false) ||
+                       (pending_ ? commit_done_.exchange(false)
+                                 : poked_.exchange(false) || switch_pending_.load() ||
+                                       explicit_requested_.load() || commit_done_.exchange(false));
     if (!poked && !stopping_) {
       if (idle) {
         lock.unlock();
         sleep_idle();
         lock.lock();
       } else {
-        cv_.wait_until(lock, at);
+        const TimePoint wake_at = clock_.wake_by_itself_at(at);
+        if (wake_at == TimePoint::max()) {
+          cv_.wait(lock);
+        } else {
+          cv_.wait_until(lock, wake_at);
+        }
       }
     }
     sleep_.store(word(Sleep::kAwake));
@@ -227,7 +237,7 @@ void SyncThread::execute(SyncPlan plan) {
   for (MappedSegment* segment : segments) flush = flush || segment->closed();
   if (!flush) {
     for (MappedSegment* segment : segments) seal(*segment);
-    last_seal_ = SteadyClock::now();
+    last_seal_ = clock_.now();
     counters_.seals.fetch_add(1, std::memory_order_relaxed);
     chain_.active()->prepare_ahead();
     return;
@@ -238,7 +248,7 @@ void SyncThread::execute(SyncPlan plan) {
   }
   // Cleared before sealing: a producer that asks from here on rides the next flush.
   sync_requested_.store(false);
-  const TimePoint started = SteadyClock::now();
+  const TimePoint started = clock_.now();
   uint64_t durable = 0;
   uint64_t entries = 0, image_bytes = 0, file_bytes = 0;
   for (MappedSegment* segment : segments) {
@@ -251,7 +261,7 @@ void SyncThread::execute(SyncPlan plan) {
       // keeps failing (commit_failure_policy ignore) is retried once per
       // window or period, not in a busy loop.
       last_flush_started_ = started;
-      last_flush_finished_ = SteadyClock::now();
+      last_flush_finished_ = clock_.now();
       handle_failure(tail.status());
       return;
     }
@@ -260,7 +270,7 @@ void SyncThread::execute(SyncPlan plan) {
     image_bytes += segment->image_bytes_persisted() - image_before;
     file_bytes += segment->file_bytes_written() - file_before;
   }
-  const TimePoint finished = SteadyClock::now();
+  const TimePoint finished = clock_.now();
   flushed(plan.reason, started, finished, finished - started, entries, image_bytes, file_bytes,
           durable);
   // After the waiters are woken: their latency does not include it.
@@ -324,7 +334,7 @@ void SyncThread::stage_flush(SyncPlan plan, const std::vector<MappedSegment*>& s
   sync_requested_.store(false);
   Flush flush;
   flush.reason = plan.reason;
-  flush.started = SteadyClock::now();
+  flush.started = clock_.now();
   // Headers are held back while anything a reader may already see is not
   // durable yet: the flush in flight, a failed one, this one's earlier segments.
   bool hold = in_flight_.has_value() || !retry_.empty();
@@ -341,7 +351,7 @@ void SyncThread::stage_flush(SyncPlan plan, const std::vector<MappedSegment*>& s
     flush.durable = DurableWaiters::pack(chain_.ordinal(*segment), staged->tail);
     items.push_back({segment, std::move(staged).value(), segment->take_sealed_entries()});
   }
-  average_in(stage_estimate_, SteadyClock::now() - flush.started);
+  average_in(stage_estimate_, clock_.now() - flush.started);
   // This flush's commit starts only once the one in flight has succeeded.
   if (in_flight_) collect_commit();
   // A failed commit's writes go first (commit_failure_policy ignore).
@@ -350,12 +360,12 @@ void SyncThread::stage_flush(SyncPlan plan, const std::vector<MappedSegment*>& s
   if (!error.ok()) {
     retry_ = std::move(flush.items);  // written: committed with the next flush
     last_flush_started_ = flush.started;
-    last_flush_finished_ = SteadyClock::now();
+    last_flush_finished_ = clock_.now();
     handle_failure(error);
     return;
   }
   if (dead_) return;
-  commit_started_ = SteadyClock::now();
+  commit_started_ = clock_.now();
   if (!overlap_) {
     // Handing the commit to the commit thread costs two thread wake-ups and
     // an earlier seal; it pays only while flushes become due during commits
@@ -386,12 +396,12 @@ void SyncThread::collect_commit() {
 // On the commit thread. Items in order, stopping at the first failure, so
 // that no segment becomes durable before an earlier one.
 Status SyncThread::commit(Flush& flush) {
-  flush.commit_started = SteadyClock::now();
+  flush.commit_started = clock_.now();
   for (; flush.committed < flush.items.size(); ++flush.committed) {
     const Flush::Item& item = flush.items[flush.committed];
     CL_RETURN_IF_ERROR(item.segment->commit(item.staged));
   }
-  flush.commit_finished = SteadyClock::now();
+  flush.commit_finished = clock_.now();
   return {};
 }
 
@@ -406,7 +416,7 @@ void SyncThread::finish_commit(Flush flush, const Status& status) {
         std::make_move_iterator(flush.items.begin() + static_cast<ptrdiff_t>(flush.committed)),
         std::make_move_iterator(flush.items.end()));
     last_flush_started_ = flush.started;
-    last_flush_finished_ = last_commit_finished_ = SteadyClock::now();
+    last_flush_finished_ = last_commit_finished_ = clock_.now();
     handle_failure(status);
     return;
   }

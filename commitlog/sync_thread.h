@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "commitlog/clock_wait.h"
 #include "commitlog/commit_thread.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/futex_word.h"
@@ -76,7 +77,7 @@ class SyncThread {
   // `spin_limit`: the longest the thread spins before an idle sleep, after a
   // flush whose waiter spun for it, while producers came back within the
   // limit (Options::spin_wait).
-  SyncThread(SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
+  SyncThread(Clock& clock, SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
              CommitFailurePolicy failure_policy, bool overlap_commits = false,
              Duration spin_limit = Duration::zero());
   ~SyncThread();  // stop()
@@ -144,6 +145,7 @@ class SyncThread {
   void sleep_idle();
   bool idle_spin_pays() const;
 
+  Clock& clock_;
   SegmentChain& chain_;
   DurableWaiters& waiters_;
   SyncPolicy& policy_;
@@ -154,6 +156,7 @@ class SyncThread {
   std::atomic<bool> switch_pending_{false};
   std::atomic<bool> explicit_requested_{false};
   std::atomic<bool> poked_{false};  // a producer asked or started waiting: plan again
+  std::atomic<bool> time_moved_{false};  // a manual clock moved: check the time again
   FutexWord sleep_;  // a Sleep; an idle sleep is a futex wait on it
   // Sync-thread state.
   TimePoint last_flush_started_, last_flush_finished_, last_seal_;
@@ -176,7 +179,8 @@ class SyncThread {
   bool stopping_ = false;    // guarded by mu_
   bool stopped_ = false;     // guarded by mu_
   std::thread thread_;
-  std::unique_ptr<CommitThread> committer_;  // last: its on_done uses the members above
+  std::unique_ptr<CommitThread> committer_;  // its on_done uses the members above
+  std::optional<ClockSubscription> clock_moves_;  // last: wakes the timed sleeps
 };
 
 }  // namespace commitlog

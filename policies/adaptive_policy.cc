@@ -1,6 +1,6 @@
 // adaptive: batch's latency when producers are few, a group's throughput when
-// they are many, with no fixed window (issue 9; the rule is explained, with
-// its constants, in docs/adaptive.md).
+// they are many, with no fixed window (the rule is explained, with its
+// constants, in docs/design.md, "The adaptive policy").
 //
 // Producers ask for a sync and wait, as with batch: a sync starts as soon as
 // someone waits and none is running, and whatever arrives during a sync forms
@@ -59,10 +59,10 @@ constexpr double kEwmaWeight = 0.25;
 // slowest producer is not in every one), so the slowest can take a few R.
 constexpr double kLateFactor = 3.0;
 // Bound by the CPU when the producers queued for it would take this many
-// caps to come back at the arrival rate. With a 2 ms cap on 2 CPUs, in a
-// traced run: 10,000 fibers queued at least one cap's worth in 86% of the
-// decisions, 100,000 fibers at least four in 97%; 8 to 256 threads less than
-// half a cap's worth in every decision, 1,000 fibers less than one.
+// caps to come back at the arrival rate. One cap: then the queued cannot all
+// come back within a hold anyway. Thread producers bound by the disk queue
+// far less than a cap's worth; tens of thousands of fibers on a few threads
+// queue a cap's worth or more.
 constexpr double kQueuedCaps = 1.0;
 
 // An exponentially weighted moving average, unknown until its first sample.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The attack run: what a hostile or careless user can do to the tools and to
 commitlog-kv, and what each does about it. Prints one line per finding;
-docs/crash-testing.md records a run.
+docs/testing.md records a run.
 
     scripts/attack-run.py [--bin build/bin]
 """

@@ -32,8 +32,9 @@ std::atomic_ref<uint32_t> length_field(std::byte* entry) {
 
 }  // namespace
 
-Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const std::string& dir,
-                                                             SegmentFileInfo info, uint64_t now_us,
+Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const Clock& clock,
+                                                             const std::string& dir,
+                                                             SegmentFileInfo info,
                                                              BufferPool* pool) {
   if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
       info.capacity % format::kAlignment != 0) {
@@ -50,7 +51,7 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
     return Status::invalid_argument("a compressed segment needs a buffer pool of segment-sized buffers");
   }
   std::byte header[format::kHeaderSize];
-  encode_segment_header({format::kFormatVersion, info.flags, info.id, now_us, info.capacity, info.previous_id},
+  encode_segment_header({format::kFormatVersion, info.flags, info.id, clock.wall_micros(), info.capacity, info.previous_id},
                         header);
 
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
@@ -73,12 +74,13 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
     return made;
   }
   return std::unique_ptr<MappedSegment>(
-      new MappedSegment(std::move(storage).value(), std::move(path), info));
+      new MappedSegment(std::move(storage).value(), clock, std::move(path), info));
 }
 
-MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path,
-                             SegmentFileInfo info)
+MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock,
+                             std::string path, SegmentFileInfo info)
     : storage_(std::move(storage)),
+      clock_(clock),
       path_(std::move(path)),
       info_(info),
       base_(storage_->image()),
@@ -117,11 +119,11 @@ bool MappedSegment::has_unflushed() const {
 // A producer that takes a page fault between reserving an entry and
 // publishing it holds up seal(), which waits for that entry. With a mapped
 // segment, every first write to a page faults (MAP_POPULATE maps shared pages
-// read-only); on 2 CPUs with 10,000 fibers the sync thread spent 17% of all
-// CPU yielding in wait_for_published(), and the faults contended for the
+// read-only); with thousands of fibers on few CPUs the sync thread spent much
+// of its CPU yielding in wait_for_published(), and the faults contended for the
 // page-table lock with msync's write-protection. Preparing the pages ahead
 // on the sync thread, after its waiters are woken, takes those faults off
-// the producers' path (docs/benchmarks.md). The page producers write now is
+// the producers' path. The page producers write now is
 // left alone: preparing it would race with them for its lock. Four times the
 // recent growth, renewed once half of it is used, keeps ahead of the
 // producers with one madvise per few flushes (one producer: per 256 appends
@@ -174,17 +176,16 @@ bool MappedSegment::closed() const {
 void MappedSegment::wait_for_published(uint64_t end) {
   // Producers never suspend between reserve() and the length store, so this
   // wait is as long as one memcpy (or a direct payload's pwrite or LZ4 call)
-  // unless a producer thread was preempted. That happens: with 10,000 fibers
-  // on 2 CPUs, 15% of the seals waited, 0.7 ms on average, and the whole
-  // flush waits with them. So such waits are counted and timed (the metrics'
+  // unless a producer thread was preempted. That happens with many fibers on
+  // few CPUs, and the whole flush waits with them. So such waits are counted and timed (the metrics'
   // seal_waits), at the cost of two clock reads per wait.
   uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
   unsigned spins = 0;
-  std::optional<std::chrono::steady_clock::time_point> waiting_since;
+  std::optional<TimePoint> waiting_since;
   while (at < end) {
     uint32_t length = length_field(base_ + at).load(std::memory_order_acquire);
     if (length == 0) {
-      if (!waiting_since) waiting_since = std::chrono::steady_clock::now();
+      if (!waiting_since) waiting_since = clock_.now();
       if (++spins < 1024) {
         cpu_relax();
       } else {
@@ -203,7 +204,7 @@ void MappedSegment::wait_for_published(uint64_t end) {
     ++publish_waits_.seals;
     publish_waits_.nanos +=
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now() - *waiting_since)
+                                  clock_.now() - *waiting_since)
                                   .count());
   }
 }

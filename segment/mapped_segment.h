@@ -24,8 +24,9 @@
 #include <utility>
 #include <vector>
 
-#include "segment/buffer_pool.h"
+#include "commitlog/clock.h"
 #include "commitlog/file_system.h"
+#include "segment/buffer_pool.h"
 #include "segment/format.h"
 #include "segment/segment_storage.h"
 #include "commitlog/status.h"
@@ -52,8 +53,10 @@ class MappedSegment {
   // kFlagLz4Sections in info.flags, backed by a buffer from `pool`), writes and
   // syncs its header, and syncs the directory. Runs on the allocator thread.
   // A compressed segment takes direct payloads only with kFlagFlushGroups.
-  static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const std::string& dir,
-                                                       SegmentFileInfo info, uint64_t now_us,
+  // `clock` times the seals' waits for producers; it must outlive the segment.
+  static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const Clock& clock,
+                                                       const std::string& dir,
+                                                       SegmentFileInfo info,
                                                        BufferPool* pool = nullptr);
 
   uint64_t id() const { return info_.id; }
@@ -140,7 +143,8 @@ class MappedSegment {
   const std::vector<TableExtent>& tables() const { return tables_; }
 
  private:
-  MappedSegment(std::unique_ptr<SegmentStorage> storage, std::string path, SegmentFileInfo info);
+  MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock, std::string path,
+                SegmentFileInfo info);
   void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
   // A flush ending at `tail` (Staged::tail) completed.
@@ -148,6 +152,7 @@ class MappedSegment {
   void note_table(uint32_t table, uint64_t offset);
 
   std::unique_ptr<SegmentStorage> storage_;
+  const Clock& clock_;
   const std::string path_;
   const SegmentFileInfo info_;
   std::byte* const base_;

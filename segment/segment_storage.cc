@@ -192,7 +192,7 @@ class CompressedStorage final : public SegmentStorage {
                           segment_id_, file_offset_);
     if (file_offset_ + total > allocated_) {
       // Space is reserved ahead in steps: a write that also grows the file
-      // makes every fdatasync commit a metadata change (measured: ~30x slower).
+      // makes every fdatasync commit a metadata change, which is much slower.
       const uint64_t step = std::max<uint64_t>(std::min(format::kCompressedAllocationStep, capacity_), total);
       CL_RETURN_IF_ERROR(file_->allocate(allocated_, step));
       allocated_ += step;
@@ -239,7 +239,7 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
                                                             std::span<const std::byte> header) {
   // A plain fallocate, not zero-filling writes: on ext4 a zero-filled file can
   // sit in the page cache as large folios, and msync of one dirty 4 KiB page
-  // then writes the whole folio (about 1 MiB measured). See FORMAT.md.
+  // then writes the whole folio. See FORMAT.md.
   CL_RETURN_IF_ERROR(file->allocate(0, capacity));
   auto base = file->map(capacity);
   if (!base.ok()) return base.status();

@@ -21,9 +21,6 @@
 #ifndef COMMITLOG_SOURCE_DIR
 #define COMMITLOG_SOURCE_DIR "/work/main"
 #endif
-#ifndef COMMITLOG_SHARED_DIR
-#define COMMITLOG_SHARED_DIR "/work/shared"
-#endif
 
 namespace commitlog {
 namespace {
@@ -251,7 +248,7 @@ TEST_CASE("config table: the yaml output of every fixture and of conf/commitlog.
   std::vector<std::string> files = {COMMITLOG_SOURCE_DIR "/conf/commitlog.yaml"};
   for (const char* f : {"cassandra-3.0.yaml", "cassandra-3.11.yaml", "cassandra-4.0.yaml",
                         "cassandra-4.1-or-5.0.yaml", "cassandra-5.x-trunk.yaml"}) {
-    files.push_back(std::string(COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/") + f);
+    files.push_back(std::string(COMMITLOG_FIXTURES_DIR "/cassandra-yaml/") + f);
   }
   for (const std::string& file : files) {
     INFO(file);

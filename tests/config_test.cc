@@ -13,9 +13,6 @@
 #include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
-#ifndef COMMITLOG_SHARED_DIR
-#define COMMITLOG_SHARED_DIR "/work/shared"
-#endif
 #ifndef COMMITLOG_SOURCE_DIR
 #define COMMITLOG_SOURCE_DIR "/work/main"
 #endif
@@ -108,7 +105,7 @@ TEST_CASE("config: the five cassandra.yaml fixtures load with Cassandra's defaul
       {"cassandra-5.x-trunk.yaml", 612, 614, 638, 466, {}},
   };
   for (const Fixture& f : fixtures) {
-    const std::string path = std::string(COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/") + f.file;
+    const std::string path = std::string(COMMITLOG_FIXTURES_DIR "/cassandra-yaml/") + f.file;
     INFO(path);
     Result<LoadedConfig> loaded = load_config_file(path);
     INFO(loaded.status().to_string());
@@ -477,8 +474,8 @@ TEST_CASE("config: the `commitlog config` subcommand") {
   CHECK(code == 0);
   CHECK(text.find("commitlog_sync_period") != std::string::npos);
   CHECK(text.find("commitlog.yaml:") != std::string::npos);
-  auto [json_code, json] = run_cli("config --format json " COMMITLOG_SHARED_DIR
-                                   "/fixtures/cassandra-yaml/cassandra-5.x-trunk.yaml");
+  auto [json_code, json] = run_cli("config --format json " COMMITLOG_FIXTURES_DIR
+                                   "/cassandra-yaml/cassandra-5.x-trunk.yaml");
   CHECK(json_code == 0);
   CHECK(json.find("\"key\": \"commitlog_sync_period\"") != std::string::npos);
   CHECK(json.find("\"note\": \"unlimited\"") != std::string::npos);

@@ -13,9 +13,6 @@
 #include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
-#ifndef COMMITLOG_SHARED_DIR
-#define COMMITLOG_SHARED_DIR "/work/shared"
-#endif
 
 namespace commitlog {
 namespace {
@@ -111,7 +108,7 @@ TEST_CASE("disk access mode: legacy and auto say which mode they come to") {
 }
 
 TEST_CASE("disk access mode: Cassandra 5's yaml sets legacy and loads with no warning for it") {
-  const std::string path = COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/cassandra-5.x-trunk.yaml";
+  const std::string path = COMMITLOG_FIXTURES_DIR "/cassandra-yaml/cassandra-5.x-trunk.yaml";
   auto config = load_config_file(path);
   REQUIRE_MESSAGE(config.ok(), config.status().to_string());
   for (const std::string& w : config->warnings)

@@ -47,7 +47,7 @@ TEST_CASE("futex word: a wait returns once the word moves, and at once if it alr
 }
 
 TEST_CASE("durable waiters: plain threads wake when their entry is durable, not before") {
-  DurableWaiters waiters;
+  DurableWaiters waiters(*real_clock());
   constexpr int kThreads = 8;
   std::atomic<int> done{0};
   std::vector<std::thread> threads;
@@ -73,7 +73,7 @@ TEST_CASE("durable waiters: plain threads wake when their entry is durable, not 
 TEST_CASE("durable waiters: a fiber a flush released counts as waiting until it runs") {
   // The adaptive policy reads waiting() beyond the pending group as the
   // producers queued for the CPU (policies/adaptive_policy.cc).
-  DurableWaiters waiters;
+  DurableWaiters waiters(*real_clock());
   int done = 0;
   std::vector<boost::fibers::fiber> fibers;
   for (int i = 0; i < 3; ++i) {
@@ -93,7 +93,7 @@ TEST_CASE("durable waiters: a fiber a flush released counts as waiting until it 
 }
 
 TEST_CASE("durable waiters: a failed round's error reaches the threads waiting, not later ones") {
-  DurableWaiters waiters;
+  DurableWaiters waiters(*real_clock());
   Status seen;
   std::thread waiter([&] { seen = waiters.wait_durable(DurableWaiters::pack(1, 10)); });
   wait_until_waiting(waiters, 1);

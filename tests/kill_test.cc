@@ -1,7 +1,7 @@
-// The kill -9 loop of docs/crash-testing.md, short enough for CI: start
+// The kill -9 loop of docs/testing.md, short enough for CI: start
 // `commitlog stress`, kill it after a random delay, restart it (it replays
 // and goes on), repeat; then one clean run and `stress --check`.
-//   batch, group: no acknowledged mutation may be lost, at any restart.
+//   batch, group, adaptive: no acknowledged mutation may be lost, at any restart.
 //   periodic: acknowledged mutations may be lost at a kill; each loss must be
 //     a suffix (the check's "no gap") and span at most about one marker
 //     interval: kill time minus the newest append the next run replayed.

@@ -58,7 +58,7 @@ std::string write_config(const testing::TempDir& tmp, const std::string& yaml) {
 
 // ---------------------------------------------------------------------------
 
-TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest" * doctest::skip(kv_missing())) {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
   Client c(server.port());

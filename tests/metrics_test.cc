@@ -96,8 +96,8 @@ TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name ev
 TEST_CASE("metrics: a seal that waits for an entry still being written counts and times the wait") {
   using namespace std::chrono_literals;
   TempDir dir;
-  auto created = MappedSegment::create(*posix_file_system(), dir.path(),
-                                       SegmentFileInfo{1, 64 << 10, format::kFlagSyncedMarks, 0}, 1);
+  auto created = MappedSegment::create(*posix_file_system(), *real_clock(), dir.path(),
+                                       SegmentFileInfo{1, 64 << 10, format::kFlagSyncedMarks, 0});
   REQUIRE_MESSAGE(created.ok(), created.status().to_string());
   MappedSegment& segment = **created;
   const std::string payload = "value";

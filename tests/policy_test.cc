@@ -1,166 +1,192 @@
-// The built-in policies, driven by a discrete-event simulation of the sync
-// thread with an injected clock: scripted arrivals, a fixed sync duration, no
-// sleeping. The simulation follows SyncThread's loop: ask the policy for a
-// plan, run it when due; a flush covers what was appended before it started.
+// The built-in policies, driven through a real log: its sync thread, the
+// fault-injecting file system and a manual clock. Time moves only when a test
+// advances it, a held msync keeps a flush in flight, and a test learns that
+// the sync thread settled into a timed sleep from the deadline it announces
+// to the clock. Nothing here sleeps.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
+#include "commitlog/commit_log.h"
 #include "policies/builtin.h"
+#include "tests/support/fault_file_system.h"
+#include "tests/support/manual_clock.h"
 
 namespace commitlog {
 namespace {
 
 using std::chrono::milliseconds;
+using testing::FaultFileSystem;
+using testing::ManualClock;
+using testing::Op;
 
+// Polls `done` (yielding, never sleeping) for at most 30 s of real time.
+template <typename F>
+bool eventually(F done) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+struct PolicyLog {
+  FaultFileSystem fs;
+  ManualClock clock;
+  std::unique_ptr<CommitLog> log;
+
+  PolicyLog(const std::string& policy, PolicySettings settings = {}) {
+    Options options;
+    options.directory = "/policy";
+    options.sync_policy = policy;
+    options.policy = settings;
+    options.segment_size = 1 << 20;
+    options.file_system = &fs;
+    options.clock = &clock;
+    auto opened = CommitLog::open(options);
+    REQUIRE_MESSAGE(opened.ok(), opened.status().to_string());
+    log = std::move(opened).value();
+    // The allocator has made the first segment and prepared the next one:
+    // from now on every msync is the sync thread's.
+    REQUIRE(eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
+  }
+  ~PolicyLog() {
+    fs.release(Op::kSyncMapped);
+    CHECK(log->close().ok());
+  }
+
+  uint64_t flushes() const { return log->stats().flushes; }
+  uint64_t seals() const { return log->stats().seals; }
+  size_t waiting() const { return log->stats().producers_waiting; }
+  void append() { REQUIRE(log->append(1, "mutation").ok()); }
+};
+
+// A producer thread appending `count` mutations, each timed on the clock.
 struct Producer {
-  TimePoint arrived;
-  ProducerAction action;
-  Duration since_flush{};  // how long ago the last completed flush had started
-  TimePoint released{TimePoint::max()};
-};
+  PolicyLog& log;
+  std::vector<Duration> waits;
+  std::atomic<bool> done{false};
+  std::thread thread;
 
-struct Simulation {
-  SyncPolicy& policy;
-  Duration sync_duration;
-  TimePoint now{};
-  TimePoint last_flush_started{}, last_flush_finished{}, last_seal{};
-  bool sync_requested = false;
-  bool unflushed = false;
-  std::vector<Producer> producers;
-  std::vector<TimePoint> flush_starts;
-  size_t seals = 0;
-
-  // Runs until `end`, with producers arriving at `arrivals` (sorted).
-  void run(const std::vector<TimePoint>& arrivals, TimePoint end) {
-    size_t next_arrival = 0;
-    while (now < end) {
-      while (next_arrival < arrivals.size() && arrivals[next_arrival] <= now) arrive(arrivals[next_arrival++]);
-      SyncState s;
-      s.now = now;
-      s.last_flush_started = last_flush_started;
-      s.last_flush_finished = last_flush_finished;
-      s.last_seal = last_seal;
-      s.sync_requested = sync_requested;
-      s.waiting_producers = static_cast<size_t>(std::count_if(producers.begin(), producers.end(), [](const Producer& p) {
-        return p.action != ProducerAction::kReturn && p.released == TimePoint::max();
-      }));
-      s.has_unsealed = s.has_unflushed = unflushed;
-      SyncPlan plan = policy.plan(s);
-      TimePoint wake = next_arrival < arrivals.size() ? arrivals[next_arrival] : end;
-      if (plan.kind != SyncPlan::Kind::kIdle && plan.at <= now) {
-        execute(plan);
-        continue;
+  Producer(PolicyLog& l, int count) : log(l) {
+    thread = std::thread([this, count] {
+      for (int i = 0; i < count; ++i) {
+        const TimePoint start = log.clock.now();
+        CHECK(log.log->append(1, "mutation").ok());
+        waits.push_back(log.clock.now() - start);
       }
-      if (plan.kind != SyncPlan::Kind::kIdle) wake = std::min(wake, plan.at);
-      now = wake;
-    }
+      done = true;
+    });
   }
-
-  void arrive(TimePoint at) {
-    ProducerView view{at, last_flush_started};
-    Producer p{at, policy.after_append(view), at - last_flush_started};
-    if (p.action == ProducerAction::kReturn) p.released = at;
-    if (p.action == ProducerAction::kRequestSyncAndWait) sync_requested = true;
-    unflushed = true;
-    producers.push_back(p);
+  ~Producer() { join(); }
+  void join() {
+    if (thread.joinable()) thread.join();
   }
-
-  void execute(const SyncPlan& plan) {
-    if (plan.kind == SyncPlan::Kind::kSeal) {
-      last_seal = now;
-      ++seals;
-      return;  // a seal makes data replayable, not durable: still unflushed
-    }
-    const TimePoint started = now;
-    sync_requested = false;
-    flush_starts.push_back(started);
-    // Everything appended before the flush started is covered by it.
-    std::vector<size_t> covered;
-    for (size_t i = 0; i < producers.size(); ++i) {
-      if (producers[i].arrived <= started && producers[i].released == TimePoint::max()) covered.push_back(i);
-    }
-    unflushed = false;
-    now += sync_duration;
-    // Blocked (periodic) and waiting producers alike go on when it completes.
-    for (size_t i : covered) producers[i].released = now;
-    last_flush_started = started;
-    last_flush_finished = last_seal = now;
-  }
-
-  Duration max_wait() const {
-    Duration worst{};
-    for (const auto& p : producers) worst = std::max(worst, p.released - p.arrived);
-    return worst;
-  }
-  size_t count(ProducerAction action) const {
-    return static_cast<size_t>(std::count_if(producers.begin(), producers.end(),
-                                             [&](const Producer& p) { return p.action == action; }));
+  Duration max_wait() {
+    join();
+    return *std::max_element(waits.begin(), waits.end());
   }
 };
 
-std::unique_ptr<SyncPolicy> make(const std::string& name, PolicySettings settings = {}) {
-  auto policy = PolicyRegistry::global().create(name, settings);
-  REQUIRE_MESSAGE(policy.ok(), policy.status().to_string());
-  return std::move(policy).value();
+PolicySettings group_window(Duration window) {
+  PolicySettings settings;
+  settings.group_window = window;
+  return settings;
 }
 
-TimePoint at_ms(double ms) { return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(ms))); }
-
-// One arrival every millisecond from 0 until `end_ms`.
-std::vector<TimePoint> arrivals_every_ms(int end_ms) {
-  std::vector<TimePoint> out;
-  for (int t = 0; t < end_ms; ++t) out.push_back(at_ms(t));
-  return out;
+PolicySettings periodic(Duration period, Duration marker_interval, Duration lag_block) {
+  PolicySettings settings;
+  settings.sync_period = period;
+  settings.marker_interval = marker_interval;
+  settings.lag_block = lag_block;
+  return settings;
 }
 
-TEST_CASE("batch: one flush per group of waiting producers, back to back") {
-  auto policy = make("batch");
-  Simulation sim{*policy, milliseconds(2)};
-  // One producer at 0 starts a flush; five arrive during it and ride the next one together.
-  std::vector<TimePoint> arrivals{at_ms(0), at_ms(0.5), at_ms(0.7), at_ms(1.0), at_ms(1.5), at_ms(1.9)};
-  sim.run(arrivals, at_ms(20));
-  REQUIRE(sim.flush_starts.size() == 2);
-  CHECK(sim.flush_starts[0] == at_ms(0));
-  CHECK(sim.flush_starts[1] == at_ms(2));  // back to back: no idle gap
-  for (const auto& p : sim.producers) CHECK(p.action == ProducerAction::kRequestSyncAndWait);
-  CHECK(sim.max_wait() <= milliseconds(4));
+TEST_CASE("batch: a lone producer's every append is flushed at once, with no time passing") {
+  PolicyLog log("batch");
+  for (uint64_t i = 1; i <= 3; ++i) {
+    log.append();
+    CHECK(log.flushes() == i);
+  }
+}
+
+TEST_CASE("batch: producers arriving during a flush ride the next one together") {
+  PolicyLog log("batch");
+  log.fs.hold(Op::kSyncMapped);
+  Producer first(log, 1);
+  REQUIRE(log.fs.await_held(Op::kSyncMapped));
+  std::vector<std::unique_ptr<Producer>> riders;
+  for (int i = 0; i < 5; ++i) riders.push_back(std::make_unique<Producer>(log, 1));
+  REQUIRE(eventually([&] { return log.waiting() == 6; }));
+  CHECK(log.flushes() == 0);
+  log.fs.release(Op::kSyncMapped);
+  for (auto& rider : riders) rider->join();
+  first.join();
+  CHECK(log.flushes() == 2);  // back to back: the held one, then one for all five
 }
 
 TEST_CASE("batch: idle when nobody waits") {
-  auto policy = make("batch");
-  Simulation sim{*policy, milliseconds(2)};
-  sim.run({}, at_ms(1000));
-  CHECK(sim.flush_starts.empty());
-}
-
-TEST_CASE("group: at most one flush per window, and no producer waits beyond window plus sync") {
-  PolicySettings settings;
-  settings.group_window = milliseconds(10);
-  auto policy = make("group", settings);
-  Simulation sim{*policy, milliseconds(3)};
-  std::vector<TimePoint> arrivals;
-  for (int i = 0; i < 200; ++i) arrivals.push_back(at_ms(i * 0.7));
-  sim.run(arrivals, at_ms(400));
-  REQUIRE(sim.flush_starts.size() >= 10);
-  for (size_t i = 1; i < sim.flush_starts.size(); ++i) {
-    CHECK(sim.flush_starts[i] - sim.flush_starts[i - 1] >= milliseconds(10));
-  }
-  CHECK(sim.max_wait() <= milliseconds(10) + milliseconds(3));
-  CHECK(sim.count(ProducerAction::kWaitDurable) == arrivals.size());
-  // Far fewer flushes than producers: that is the point of the window.
-  CHECK(sim.flush_starts.size() < arrivals.size() / 5);
+  PolicyLog log("batch");
+  const uint64_t msyncs = log.fs.calls(Op::kSyncMapped);
+  for (int i = 0; i < 10; ++i) log.clock.advance(milliseconds(100));
+  CHECK(log.flushes() == 0);
+  CHECK(log.fs.calls(Op::kSyncMapped) == msyncs);
 }
 
 TEST_CASE("group: a lone producer after a quiet spell is flushed at once") {
-  PolicySettings settings;
-  settings.group_window = milliseconds(10);
-  auto policy = make("group", settings);
-  Simulation sim{*policy, milliseconds(1)};
-  sim.run({at_ms(100)}, at_ms(200));
-  REQUIRE(sim.flush_starts.size() == 1);
-  CHECK(sim.flush_starts[0] == at_ms(100));
+  PolicyLog log("group", group_window(milliseconds(10)));
+  log.clock.advance(milliseconds(100));
+  log.append();
+  CHECK(log.flushes() == 1);
+}
+
+TEST_CASE("group: a producer inside the window waits for the window's end, and no longer") {
+  PolicyLog log("group", group_window(milliseconds(10)));
+  log.clock.advance(milliseconds(100));
+  log.append();  // flushed at once, at t
+  const TimePoint t = log.clock.now();
+  Producer producer(log, 1);
+  REQUIRE(log.clock.await_sleep_until(t + milliseconds(10)));
+  CHECK(log.flushes() == 1);
+  log.clock.advance(milliseconds(9));
+  REQUIRE(log.clock.await_sleep_until(t + milliseconds(10)));
+  CHECK_FALSE(producer.done.load());
+  CHECK(log.flushes() == 1);
+  log.clock.advance(milliseconds(1));
+  CHECK(producer.max_wait() == milliseconds(10));
+  CHECK(log.flushes() == 2);
+}
+
+TEST_CASE("group: at most one flush per window, no producer waits beyond it, and groups form") {
+  constexpr Duration kWindow = milliseconds(10);
+  constexpr int kProducers = 4, kAppends = 25;
+  PolicyLog log("group", group_window(kWindow));
+  std::vector<std::unique_ptr<Producer>> producers;
+  for (int i = 0; i < kProducers; ++i) producers.push_back(std::make_unique<Producer>(log, kAppends));
+  auto all_done = [&] {
+    return std::all_of(producers.begin(), producers.end(), [](auto& p) { return p->done.load(); });
+  };
+  uint64_t flushes_at_last_window = log.flushes();
+  TimePoint last_deadline = log.clock.now();
+  while (!all_done()) {
+    const TimePoint deadline = log.clock.await_next_deadline(milliseconds(50));
+    if (deadline == TimePoint::max()) continue;
+    CHECK(log.flushes() - flushes_at_last_window <= 1);
+    CHECK(deadline - last_deadline >= kWindow);
+    flushes_at_last_window = log.flushes();
+    last_deadline = deadline;
+    log.clock.advance_to(deadline);
+  }
+  for (auto& p : producers) CHECK(p->max_wait() <= kWindow);
+  // Far fewer flushes than appends: that is the point of the window.
+  CHECK(log.flushes() < kProducers * kAppends / 2);
 }
 
 TEST_CASE("group needs a window") {
@@ -169,51 +195,46 @@ TEST_CASE("group needs a window") {
   CHECK(policy.status().message().find("commitlog_sync_group_window") != std::string::npos);
 }
 
-TEST_CASE("periodic: producers never block while syncs keep up") {
-  PolicySettings settings;
-  settings.sync_period = milliseconds(100);
-  settings.lag_block = milliseconds(150);
-  auto policy = make("periodic", settings);
-  Simulation sim{*policy, milliseconds(5)};
-  const std::vector<TimePoint> arrivals = arrivals_every_ms(1000);
-  sim.run(arrivals, at_ms(1000));
-  CHECK(sim.count(ProducerAction::kReturn) == arrivals.size());
-  CHECK(sim.max_wait() == Duration::zero());
-  // Flushes every period; markers about every 100 ms in between are folded
-  // into the flushes here because the marker interval equals the period.
-  CHECK(sim.flush_starts.size() >= 9);
-  CHECK(sim.flush_starts.size() <= 11);
-}
-
-TEST_CASE("periodic: producers block while syncs lag behind lag_block") {
-  PolicySettings settings;
-  settings.sync_period = milliseconds(100);
-  settings.lag_block = milliseconds(150);
-  auto policy = make("periodic", settings);
-  Simulation sim{*policy, milliseconds(400)};  // a disk far slower than the period
-  const std::vector<TimePoint> arrivals = arrivals_every_ms(2000);
-  sim.run(arrivals, at_ms(2000));
-  CHECK(sim.count(ProducerAction::kWaitForSyncToCatchUp) > 0);
-  CHECK(sim.count(ProducerAction::kReturn) > 0);
-  // Exactly those that arrived more than lag_block after the last completed
-  // flush had started were blocked.
-  for (const auto& p : sim.producers) {
-    CHECK((p.action == ProducerAction::kWaitForSyncToCatchUp) == (p.since_flush > milliseconds(150)));
+TEST_CASE("periodic: producers never wait while syncs keep up; one flush per period") {
+  PolicyLog log("periodic", periodic(milliseconds(100), milliseconds(100), milliseconds(150)));
+  for (uint64_t period = 1; period <= 10; ++period) {
+    for (int i = 0; i < 10; ++i) log.append();  // returns at once, or the test hangs
+    const TimePoint deadline = log.clock.await_next_deadline();
+    log.clock.advance_to(deadline);
+    REQUIRE(eventually([&] { return log.flushes() == period; }));
   }
+  CHECK(log.seals() == 0);  // the marker interval equals the period: folded into the flushes
 }
 
-TEST_CASE("periodic: markers between flushes, about every marker interval") {
-  PolicySettings settings;
-  settings.sync_period = milliseconds(1000);
-  settings.marker_interval = milliseconds(100);
-  auto policy = make("periodic", settings);
-  Simulation sim{*policy, milliseconds(1)};
-  const std::vector<TimePoint> arrivals = arrivals_every_ms(2000);
-  sim.run(arrivals, at_ms(2000));
-  CHECK(sim.flush_starts.size() >= 1);
-  CHECK(sim.flush_starts.size() <= 3);
-  CHECK(sim.seals >= 15);
-  CHECK(sim.seals <= 21);
+TEST_CASE("periodic: a producer waits while the last flush started more than lag_block ago") {
+  PolicyLog log("periodic", periodic(milliseconds(100), milliseconds(100), milliseconds(150)));
+  const TimePoint t0 = log.clock.now();
+  log.append();
+  log.fs.hold(Op::kSyncMapped);
+  REQUIRE(log.clock.await_sleep_until(t0 + milliseconds(100)));
+  log.clock.advance(milliseconds(100));
+  REQUIRE(log.fs.await_held(Op::kSyncMapped));  // the flush of t0 + 100 ms, on a slow disk
+  log.clock.advance(milliseconds(49));
+  log.append();  // the last completed flush started 149 ms ago: at once
+  log.clock.advance(milliseconds(51));
+  Producer lagging(log, 1);  // 200 ms ago: waits for the flush in flight
+  REQUIRE(eventually([&] { return log.waiting() == 1; }));
+  CHECK_FALSE(lagging.done.load());
+  log.fs.release(Op::kSyncMapped);
+  lagging.join();
+  CHECK(log.flushes() >= 1);
+  log.append();  // caught up: at once again
+}
+
+TEST_CASE("periodic: a marker about every marker interval between flushes") {
+  PolicyLog log("periodic", periodic(milliseconds(1000), milliseconds(100), milliseconds(15000)));
+  for (uint64_t step = 1; step <= 20; ++step) {
+    log.append();
+    log.clock.advance(milliseconds(100));
+    REQUIRE(eventually([&] { return log.seals() + log.flushes() == step; }));
+  }
+  CHECK(log.flushes() == 2);
+  CHECK(log.seals() == 18);
 }
 
 TEST_CASE("the registry lists the built-ins, refuses duplicates and unknown names") {

@@ -496,8 +496,8 @@ void check_periodic_image(FileSystem& fs, uint64_t appended, uint64_t synced,
 // damage no later marker proves flushed for a torn tail. A segment switch
 // always flushes, so that damage is only ever in a run's newest segment:
 // never corruption, and what replays is a gap-free prefix that holds
-// everything an explicit sync() covered (docs/crash-testing.md, "Periodic
-// after a power loss").
+// everything an explicit sync() covered (segment/FORMAT.md, "Synced
+// markers").
 TEST_CASE("power loss: periodic policy, markers without fsync, strict replay") {
   for (uint64_t seed : seeds(0x7000, 40)) {
     CAPTURE(seed);

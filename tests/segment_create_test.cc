@@ -35,13 +35,13 @@ TEST_CASE("segment creation: a failure after the file was made removes it") {
         SegmentFileInfo info{7, kCapacity,
                              static_cast<uint16_t>(format::kFlagSyncedMarks | (compressed ? format::kFlagLz4Sections : 0)),
                              0};
-        auto segment = MappedSegment::create(fs, "/log", info, 1, &pool);
+        auto segment = MappedSegment::create(fs, *real_clock(), "/log", info, &pool);
         REQUIRE_FALSE(segment.ok());
         CHECK(fs.failures(op) == 1);
         CHECK(fs.files().empty());
         // And once the fault is gone the same segment can be made.
         fs.clear_faults();
-        CHECK(MappedSegment::create(fs, "/log", info, 1, &pool).ok());
+        CHECK(MappedSegment::create(fs, *real_clock(), "/log", info, &pool).ok());
       }
     }
   }

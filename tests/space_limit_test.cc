@@ -36,7 +36,7 @@ bool eventually(F done) {
 
 TEST_CASE("throttle: no delay below 90% of the limit, a growing delay up to the limit, a wait at it") {
   std::atomic<uint64_t> bytes{0};
-  SpaceThrottle throttle(1000, 10ms, [&] { return bytes.load(); });
+  SpaceThrottle throttle(*real_clock(), 1000, 10ms, [&] { return bytes.load(); });
   CHECK(throttle.delay_for(0) == Duration::zero());
   CHECK(throttle.delay_for(899) == Duration::zero());
   CHECK(throttle.delay_for(900) == Duration::zero());
@@ -77,7 +77,7 @@ TEST_CASE("throttle: no delay below 90% of the limit, a growing delay up to the 
 
 TEST_CASE("throttle: a waiting fiber suspends only itself") {
   std::atomic<uint64_t> bytes{2000};
-  SpaceThrottle throttle(1000, 1ms, [&] { return bytes.load(); });
+  SpaceThrottle throttle(*real_clock(), 1000, 1ms, [&] { return bytes.load(); });
   bool other_ran = false;
   boost::fibers::fiber waiting([&] { REQUIRE(throttle.admit(kNoDeadline).ok()); });
   boost::fibers::fiber other([&] {

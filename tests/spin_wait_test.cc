@@ -31,7 +31,7 @@ uint64_t spins(const DurableWaiters& waiters) { return waiters.spin_counters().s
 
 TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its waits are short") {
   // A limit far above a hand-off on a loaded machine, yet short to miss once.
-  DurableWaiters waiters(100ms);
+  DurableWaiters waiters(*real_clock(), 100ms);
   lone_wait(waiters, 10);  // no flush noted yet
   CHECK(spins(waiters) == 0);
   waiters.note_flush(1);
@@ -57,7 +57,7 @@ TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its w
 // spins ever more rarely: after the n-th such spin in a row, 2^n - 1 waits
 // sleep; one spin that ends in time starts the count again.
 TEST_CASE("spin wait: spins that run out back off, doubling, until one ends in time") {
-  DurableWaiters waiters(100ms);
+  DurableWaiters waiters(*real_clock(), 100ms);
   waiters.note_flush(1);
   uint64_t packed = 10;
   const auto spin_runs_out = [&] {
@@ -87,7 +87,7 @@ TEST_CASE("spin wait: spins that run out back off, doubling, until one ends in t
 }
 
 TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins") {
-  DurableWaiters waiters(5ms);
+  DurableWaiters waiters(*real_clock(), 5ms);
   std::thread first([&] { CHECK(waiters.wait_durable(30).ok()); });  // no flush noted: sleeps
   while (waiters.waiting() < 1) std::this_thread::yield();
   std::this_thread::sleep_for(500ms);  // past its decision not to spin
@@ -102,7 +102,7 @@ TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins")
   first.join();
   CHECK(spins(waiters) == 0);
 
-  DurableWaiters never;
+  DurableWaiters never(*real_clock());
   never.note_flush(1);
   lone_wait(never, 10);
   lone_wait(never, 20);
@@ -110,7 +110,7 @@ TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins")
 }
 
 TEST_CASE("spin wait: a spinning waiter says so, so that the sync thread may spin too") {
-  DurableWaiters waiters(1s);  // no spin here ends by itself
+  DurableWaiters waiters(*real_clock(), 1s);  // no spin here ends by itself
   waiters.note_flush(1);
   CHECK_FALSE(waiters.waiter_spinning());
   std::thread waiter([&] { CHECK(waiters.wait_durable(10).ok()); });

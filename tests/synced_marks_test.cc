@@ -323,8 +323,8 @@ TEST_CASE("synced marks: each marker records the last completed flush, plain and
       BufferPool pool(64 << 10, 1);
       uint16_t flags = format::kFlagSyncedMarks;
       if (compression == Compression::kLz4) flags |= format::kFlagLz4Sections;
-      auto created = MappedSegment::create(*posix_file_system(), dir.path(),
-                                           SegmentFileInfo{kId, 64 << 10, flags, 0}, 1, &pool);
+      auto created = MappedSegment::create(*posix_file_system(), *real_clock(), dir.path(),
+                                           SegmentFileInfo{kId, 64 << 10, flags, 0}, &pool);
       REQUIRE_MESSAGE(created.ok(), created.status().to_string());
       MappedSegment& segment = **created;
       // flush(), or stage() and commit() with the next seal in between, as
@@ -380,8 +380,8 @@ TEST_CASE("synced marks: each marker records the last completed flush, plain and
 TEST_CASE("synced marks: a segment too large for 32-bit marker offsets is refused") {
   TempDir dir;
   auto created = MappedSegment::create(
-      *posix_file_system(), dir.path(),
-      SegmentFileInfo{kId, uint64_t{1} << 32, format::kFlagSyncedMarks, 0}, 1);
+      *posix_file_system(), *real_clock(), dir.path(),
+      SegmentFileInfo{kId, uint64_t{1} << 32, format::kFlagSyncedMarks, 0});
   CHECK(created.status().code() == ErrorCode::kInvalidArgument);
 }
 

@@ -1,5 +1,5 @@
 // `commitlog stress`: the driver that crash tests run and kill, and `--check`,
-// which judges what it left behind. docs/crash-testing.md describes the loops
+// which judges what it left behind. docs/testing.md describes the loops
 // built on it; tools/stress_workload.h holds the workload's formula.
 //
 //   commitlog stress --dir DIR [--config FILE] [--policy NAME] [--period MS]
@@ -26,8 +26,8 @@
 //   stress: done seconds=<s> acked=<n> flushes=<n> segment_switches=<n>
 //   stress check: OK|FAILED replayed=<n> producers=<n> acks=<n> lost=<n> ...
 // lost_acks at start counts acknowledgements in FILE whose mutation the log
-// does not hold: always 0 for batch and group; for periodic, what the kill
-// cost. docs/crash-testing.md has the check's verdict fields.
+// does not hold: always 0 for batch, group and adaptive; for periodic, what the kill
+// cost. docs/testing.md has the check's verdict fields.
 //
 // Exit codes (tools/commands.h): 0 ok; 1 the log or the acks fail the check
 // (and, for the driver, a log that does not hold the workload); 2 usage,

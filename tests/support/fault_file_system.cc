@@ -1,16 +1,16 @@
 #include "tests/support/fault_file_system.h"
 
+#include "tests/support/fault_node.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <random>
 #include <string>
 
 namespace commitlog::testing {
 namespace {
 
 constexpr uint64_t kPageSize = 4096;
-constexpr uint64_t kSectorSize = 512;
 
 // "/a//b/" -> "/a/b"; "" -> ".".
 std::string normalize(const std::string& path) {
@@ -37,17 +37,6 @@ std::string base_name(const std::string& path) {
 
 }  // namespace
 
-const char* crash_mode_name(CrashMode mode) {
-  switch (mode) {
-    case CrashMode::kDrop: return "drop";
-    case CrashMode::kZero: return "zero";
-    case CrashMode::kTear: return "tear";
-    case CrashMode::kOldContents: return "old-contents";
-    case CrashMode::kRandom: return "random";
-  }
-  return "unknown";
-}
-
 const char* op_name(Op op) {
   switch (op) {
     case Op::kOpen: return "open";
@@ -62,18 +51,6 @@ const char* op_name(Op op) {
   }
   return "unknown";
 }
-
-// One file's contents (an inode). Several paths (before a sync_dir) and open
-// Files may share it.
-struct FaultFileSystem::Node {
-  // Current contents. A mapping points into this buffer, so it never grows
-  // while mapped (mappings > 0).
-  std::vector<std::byte> data;
-  // What survives a crash; its size is the durable file size.
-  std::vector<std::byte> durable;
-  int mappings = 0;
-  uint32_t permissions = 0;  // as created
-};
 
 class FaultFileSystem::FaultFile final : public File {
  public:
@@ -111,6 +88,7 @@ class FaultFileSystem::FaultFile final : public File {
   }
 
   Status sync_mapped(uint64_t offset, uint64_t length) override {
+    fs_.wait_while_held(Op::kSyncMapped);
     std::lock_guard lock(fs_.mu_);
     CL_RETURN_IF_ERROR(fs_.check_locked(Op::kSyncMapped, "msync " + path_));
     if (!mapped_) return Status::from_errno(ENOMEM, "msync " + path_ + " (not mapped)");
@@ -130,6 +108,7 @@ class FaultFileSystem::FaultFile final : public File {
   }
 
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
+    fs_.wait_while_held(Op::kWrite);
     std::lock_guard lock(fs_.mu_);
     return write_locked(offset, data, "write ");
   }
@@ -154,6 +133,7 @@ class FaultFileSystem::FaultFile final : public File {
   }
 
   Status sync() override {
+    fs_.wait_while_held(Op::kSync);
     std::lock_guard lock(fs_.mu_);
     CL_RETURN_IF_ERROR(fs_.check_locked(Op::kSync, "fdatasync " + path_));
     // Like fdatasync, this also writes back pages dirtied through a mapping;
@@ -384,67 +364,6 @@ uint64_t FaultFileSystem::failures(Op op) const {
 std::vector<FaultFileSystem::Prefault> FaultFileSystem::prefaults() const {
   std::lock_guard lock(mu_);
   return prefaults_;
-}
-
-void FaultFileSystem::pull_plug() {
-  std::lock_guard lock(mu_);
-  plug_pulled_ = true;
-}
-
-bool FaultFileSystem::plug_pulled() const {
-  std::lock_guard lock(mu_);
-  return plug_pulled_;
-}
-
-std::unique_ptr<FaultFileSystem> FaultFileSystem::crash(CrashMode mode, uint64_t seed) {
-  std::lock_guard lock(mu_);
-  std::mt19937_64 rng(seed);
-  auto crashed_image = [&](const Node& node) {
-    CrashMode m = mode;
-    if (m == CrashMode::kRandom) {
-      constexpr CrashMode kModes[] = {CrashMode::kDrop, CrashMode::kZero, CrashMode::kTear,
-                                      CrashMode::kOldContents};
-      m = kModes[rng() % 4];
-    }
-    const std::vector<std::byte>& now = node.data;
-    const std::vector<std::byte>& old = node.durable;
-    size_t size = now.size();
-    if (m == CrashMode::kDrop || (m == CrashMode::kTear && rng() % 4 == 0)) size = old.size();
-    std::vector<std::byte> image(size);
-    std::copy_n(old.begin(), std::min(size, old.size()), image.begin());
-    if (m == CrashMode::kDrop || m == CrashMode::kOldContents) return image;
-    // image holds the old contents; now decide sector by sector where the
-    // new contents differ.
-    const size_t compared = std::min(size, now.size());
-    for (size_t sector = 0; sector < compared; sector += kSectorSize) {
-      const size_t end = std::min(sector + kSectorSize, compared);
-      if (std::memcmp(image.data() + sector, now.data() + sector, end - sector) == 0) continue;
-      if (m == CrashMode::kTear) {
-        if (rng() % 2 == 0) std::memcpy(image.data() + sector, now.data() + sector, end - sector);
-      } else {  // kZero
-        for (size_t i = sector; i < end; ++i) {
-          if (image[i] != now[i]) image[i] = std::byte{0};
-        }
-      }
-    }
-    return image;
-  };
-
-  auto out = std::make_unique<FaultFileSystem>();
-  out->dirs_ = dirs_;
-  out->direct_io_block_size_ = direct_io_block_size_;
-  std::map<const Node*, std::shared_ptr<Node>> images;  // a node under two names stays one
-  for (const auto& [path, node] : durable_) {  // in path order, so the seed decides alone
-    std::shared_ptr<Node>& image = images[node.get()];
-    if (!image) {
-      image = std::make_shared<Node>();
-      image->data = crashed_image(*node);
-      image->durable = image->data;
-    }
-    out->files_[path] = image;
-    out->durable_[path] = image;
-  }
-  return out;
 }
 
 std::vector<std::string> FaultFileSystem::files() const {

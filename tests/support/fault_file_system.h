@@ -49,6 +49,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -124,6 +126,17 @@ class FaultFileSystem final : public FileSystem {
   uint64_t calls(Op op) const;
   uint64_t failures(Op op) const;
 
+  // Holding a call: from hold(op) until release(op), calls of `op` (only
+  // kSyncMapped, kSync and kWrite) block before they do anything, so a
+  // held sync has made nothing durable yet; a test thus keeps a flush in
+  // flight while it checks what producers do meanwhile. await_held() waits
+  // (on a condition, at most `limit` of real time) until `calls` calls of
+  // `op` are blocked in it now; false if they never were.
+  void hold(Op op);
+  void release(Op op);
+  bool await_held(Op op, size_t calls = 1,
+                  std::chrono::seconds limit = std::chrono::seconds(30)) const;
+
   // File::prefault_mapped() calls so far (a hint: they change nothing here).
   struct Prefault {
     std::string path;
@@ -168,6 +181,8 @@ class FaultFileSystem final : public FileSystem {
     bool sticky = true;
   };
 
+  // Blocks while `op` is held. REQUIRES: mu_ not held.
+  void wait_while_held(Op op);
   // Counts a call of `op` and returns the error it must fail with, if any.
   // REQUIRES: mu_ held.
   Status check_locked(Op op, const std::string& what);
@@ -182,6 +197,10 @@ class FaultFileSystem final : public FileSystem {
   bool plug_pulled_ = false;
   std::vector<Prefault> prefaults_;
   uint64_t direct_io_block_size_ = 4096;  // 0: no direct I/O
+  mutable std::mutex hold_mu_;
+  mutable std::condition_variable hold_cv_;
+  std::array<bool, kOpCount> held_{};       // guarded by hold_mu_
+  std::array<size_t, kOpCount> holding_{};  // calls blocked now; guarded by hold_mu_
 };
 
 }  // namespace commitlog::testing

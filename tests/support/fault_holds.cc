@@ -1,0 +1,35 @@
+// FaultFileSystem's held calls: a test keeps a sync in flight.
+#include "tests/support/fault_file_system.h"
+
+namespace commitlog::testing {
+
+void FaultFileSystem::hold(Op op) {
+  std::lock_guard lock(hold_mu_);
+  held_[static_cast<size_t>(op)] = true;
+}
+
+void FaultFileSystem::release(Op op) {
+  {
+    std::lock_guard lock(hold_mu_);
+    held_[static_cast<size_t>(op)] = false;
+  }
+  hold_cv_.notify_all();
+}
+
+bool FaultFileSystem::await_held(Op op, size_t calls, std::chrono::seconds limit) const {
+  std::unique_lock lock(hold_mu_);
+  return hold_cv_.wait_for(lock, limit,
+                           [&] { return holding_[static_cast<size_t>(op)] >= calls; });
+}
+
+void FaultFileSystem::wait_while_held(Op op) {
+  const auto i = static_cast<size_t>(op);
+  std::unique_lock lock(hold_mu_);
+  if (!held_[i]) return;
+  ++holding_[i];
+  hold_cv_.notify_all();
+  hold_cv_.wait(lock, [&] { return !held_[i]; });
+  --holding_[i];
+}
+
+}  // namespace commitlog::testing
