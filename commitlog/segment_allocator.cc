@@ -19,13 +19,15 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::
 }
 
 SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir,
-                                   SegmentFileInfo shape, uint64_t first_id, BufferPool* pool)
+                                   SegmentFileInfo shape, uint64_t first_id, BufferPool* pool,
+                                   StorageMode mode)
     : fs_(fs),
       clock_(clock),
       dir_(std::move(dir)),
       shape_(shape),
       first_id_(first_id),
       pool_(pool),
+      mode_(mode),
       next_id_(first_id),
       thread_([this] { run(); }) {}
 
@@ -61,7 +63,7 @@ void SegmentAllocator::run() {
     info.id = id;
     info.previous_id = id == first_id_ ? 0 : id - 1;
     lock.unlock();
-    auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_);
+    auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_, mode_);
     lock.lock();
     if (segment.ok()) {
       ready_ = std::move(segment).value();

@@ -26,12 +26,13 @@ void average_in(Duration& average, Duration sample) {
 
 SyncThread::SyncThread(Clock& clock, SegmentChain& chain, DurableWaiters& waiters,
                        SyncPolicy& policy, CommitFailurePolicy failure_policy,
-                       bool overlap_commits, Duration spin_limit)
+                       bool overlap_commits, Duration spin_limit, CommitObserver* observer)
     : clock_(clock),
       chain_(chain),
       waiters_(waiters),
       policy_(policy),
       failure_policy_(failure_policy),
+      observer_(observer),
       spin_limit_(spin_limit) {
   const TimePoint now = clock_.now();
   last_flush_started_ = last_flush_finished_ = last_seal_ = last_commit_finished_ = now;
@@ -292,6 +293,9 @@ void SyncThread::flushed(SyncReason reason, TimePoint started, TimePoint finishe
   last_flush_finished_ = finished;
   last_flush_started_ = started;
   last_flush_duration_ = duration;
+  // The one place a flush's durable offsets become known, before its
+  // waiters wake and its finished segments are retired.
+  if (observer_ != nullptr) observer_->committed(chain_.unfinished());
   chain_.retire_finished();
   // Counted before the waiters wake, so a woken producer sees its flush counted.
   counters_.flushes.fetch_add(1, std::memory_order_relaxed);

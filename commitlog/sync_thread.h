@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "commitlog/clock_wait.h"
+#include "commitlog/commit_observer.h"
 #include "commitlog/commit_thread.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/futex_word.h"
@@ -76,10 +77,11 @@ class SyncThread {
   // `overlap_commits`: run commits on a CommitThread (compressed segments).
   // `spin_limit`: the longest the thread spins before an idle sleep, after a
   // flush whose waiter spun for it, while producers came back within the
-  // limit (Options::spin_wait).
+  // limit (Options::spin_wait). `observer`, if set, hears of every
+  // successful flush and must outlive the thread.
   SyncThread(Clock& clock, SegmentChain& chain, DurableWaiters& waiters, SyncPolicy& policy,
              CommitFailurePolicy failure_policy, bool overlap_commits = false,
-             Duration spin_limit = Duration::zero());
+             Duration spin_limit = Duration::zero(), CommitObserver* observer = nullptr);
   ~SyncThread();  // stop()
 
   // A producer wants a flush soon (batch, adaptive): wakes the thread from a
@@ -150,6 +152,7 @@ class SyncThread {
   DurableWaiters& waiters_;
   SyncPolicy& policy_;
   const CommitFailurePolicy failure_policy_;
+  CommitObserver* const observer_;
   SyncCounters counters_;
 
   std::atomic<bool> sync_requested_{false};

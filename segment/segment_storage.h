@@ -1,8 +1,14 @@
 // Where a segment's image lives while it is written, and how a range of it is
-// made durable:
+// made durable (commitlog_disk_access_mode):
 //  - mapped: the image is the mmapped file; persist() is msync.
-//  - compressed: the image is a pooled buffer; persist() compresses the range
-//    with LZ4, appends it to the file as a section (format.h) and fdatasyncs.
+//  - standard: the image is a pooled buffer; stage() pwrites the range to the
+//    file at the same offset, commit() fdatasyncs.
+//  - direct: the image is a pooled buffer; stage() writes the whole blocks
+//    holding the range with O_DIRECT, commit() makes them durable.
+//  - compressed: the image is a pooled buffer; stage() compresses the range
+//    with LZ4 and appends it to the file as a section (format.h), through a
+//    plain File (standard) or a BlockFile (direct, segment/block_file.h);
+//    commit() fdatasyncs.
 // The segment writer (mapped_segment.h) works on the image only, so both
 // kinds share its reservation, publication and marker logic. A large payload
 // may instead take the direct route (write_direct), which leaves its range
@@ -17,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "segment/buffer_pool.h"
@@ -88,6 +95,13 @@ class SegmentStorage {
   uint64_t file_bytes_ = 0;
 };
 
+// How a segment's image reaches its file.
+enum class SegmentIo { kMapped, kStandard, kDirect };
+struct StorageMode {
+  SegmentIo io = SegmentIo::kMapped;
+  uint64_t block_size = 0;  // kDirect: FileSystem::direct_io_block_size()
+};
+
 // Preallocates and maps `file` (capacity bytes) and writes `header` into it, durably.
 Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File> file,
                                                             uint64_t capacity,
@@ -97,5 +111,22 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
 Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
     std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
     bool flush_groups, std::span<const std::byte> header);
+
+// Pre-writes `file` with the image (`header`, then zeros) to capacity bytes
+// in 4 KiB pwrites and syncs it; the image is `buffer`. Overwriting written
+// blocks spares each fdatasync the extent changes a fallocated file's first
+// writes make; 4 KiB writes keep the page cache from building large folios,
+// each of which a small write would dirty and an fdatasync write back whole.
+Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
+                                                              uint64_t capacity,
+                                                              std::span<const std::byte> header);
+// Opens `path` (an existing, empty file) for direct I/O, pre-writes it with
+// the image (`header`, then zeros) to capacity rounded up to
+// `block_size` and syncs it; the image is `buffer`. `block_size`: a power of
+// two from 4096 to kBufferAlignment (FileSystem::direct_io_block_size()).
+Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, const std::string& path,
+                                                            PooledBuffer buffer, uint64_t capacity,
+                                                            uint64_t block_size,
+                                                            std::span<const std::byte> header);
 
 }  // namespace commitlog

@@ -81,12 +81,11 @@ TEST_CASE("config table: an unknown key far from every known one is silent unles
 }
 
 TEST_CASE("config table: an unsupported Cassandra key warns only when its value asks for something") {
-  for (const char* silent : {"cdc_enabled: false", "cdc_enabled: no", "cdc_raw_directory: /var/lib/cassandra/cdc_raw",
-                             "cdc_total_space_in_mb: 4096"}) {
+  for (const char* silent : {"cdc_on_repair_enabled: true", "cdc_on_repair_enabled: false"}) {
     INFO(silent);
     CHECK(load_ok(silent).warnings.empty());
   }
-  for (const char* asks : {"cdc_enabled: true", "commitlog_sync_batch_window_in_ms: 2"}) {
+  for (const char* asks : {"commitlog_periodic_queue_size: 5", "commitlog_sync_batch_window_in_ms: 2"}) {
     INFO(asks);
     const LoadedConfig c = load_ok(asks);
     REQUIRE(c.warnings.size() == 1);
@@ -95,11 +94,11 @@ TEST_CASE("config table: an unsupported Cassandra key warns only when its value 
 }
 
 TEST_CASE("config table: strict loading makes every warning an error") {
-  const std::string message = load_failure("comitlog_sync: batch\ncdc_enabled: true\n", {.strict = true});
+  const std::string message = load_failure("comitlog_sync: batch\ncommitlog_periodic_queue_size: 5\n", {.strict = true});
   CHECK(lines_of(message) ==
         std::vector<std::string>{
             "t.yaml:1: comitlog_sync is not a known key and is ignored; did you mean commitlog_sync?",
-            "t.yaml:2: cdc_enabled is not supported and is ignored"});
+            "t.yaml:2: commitlog_periodic_queue_size is not supported and is ignored"});
   CHECK(load_config_string("commitlog_sync: batch\ncdc_enabled: false\n", "t.yaml", {.strict = true}).ok());
 }
 
@@ -214,6 +213,16 @@ const char* const kRoundTrips[] = {
     "commitlog_ext_file_mode: 0600",
     "commitlog_ext_directory_mode: 0750",
     "commitlog_ext_directory_mode: 0700",
+    "cdc_enabled: true",
+    "cdc_enabled: false",
+    "cdc_raw_directory: /var/lib/cassandra/cdc_raw",
+    "cdc_total_space: 4096MiB",
+    "cdc_total_space_in_mb: 100",
+    "cdc_free_space_check_interval: 250ms",
+    "cdc_free_space_check_interval_ms: 1000",
+    "cdc_block_writes: false",
+    "commitlog_ext_cdc_tables: [1, 7]",
+    "commitlog_ext_cdc_tables: [4294967295]",
 };
 
 void check_round_trip(const LoadedConfig& first, const std::string& name) {

@@ -419,18 +419,20 @@ TEST_CASE("config: effective settings say where each value came from") {
       "commitlog_sync_period_in_ms: 2000\n"     // 2
       "commitlog_periodic_queue_size: 5\n"      // 3: ours but unsupported
       "commitlog_directory:\n"                  // 4: empty: unset
-      "cdc_enabled: true\n"                     // 5: unsupported
+      "commitlog_sync_batch_window_in_ms: 2\n"  // 5: unsupported
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 21);
+  REQUIRE(c.settings.size() == 27);
   CHECK(c.settings.front().key == "commitlog_directory");
   CHECK(setting(c, "commitlog_ext_direct_write_threshold").value == "1MiB");
   CHECK(setting(c, "commitlog_ext_spin_wait").value == "0ms");
   CHECK(setting(c, "commitlog_ext_spin_wait").note == "never");
   CHECK(setting(c, "commitlog_ext_file_mode").value == "0600");
-  CHECK(c.settings.back().key == "commitlog_ext_directory_mode");
-  CHECK(c.settings.back().value == "0700");
+  CHECK(setting(c, "commitlog_ext_directory_mode").value == "0700");
+  CHECK(c.settings.back().key == "commitlog_ext_cdc_tables");
+  CHECK(c.settings.back().value == "");
+  CHECK(c.settings.back().note == "every table");
   const ConfigValue& period = setting(c, "commitlog_sync_period");
   CHECK(period.source == ConfigSource::kFile);
   CHECK(period.line == 2);
@@ -450,7 +452,7 @@ TEST_CASE("config: effective settings say where each value came from") {
   CHECK(setting(c, "commitlog_compression").note == "none");
   REQUIRE(c.warnings.size() == 4);
   CHECK(c.warnings[0] == "t.yaml:3: commitlog_periodic_queue_size is not supported and is ignored");
-  CHECK(c.warnings[1].starts_with("t.yaml:5: cdc_enabled "));
+  CHECK(c.warnings[1].starts_with("t.yaml:5: commitlog_sync_batch_window_in_ms "));
   CHECK(c.warnings[2].starts_with("t.yaml:6: periodic_commitlog_sync_lag_block_x "));
   CHECK(c.warnings[3].starts_with("t.yaml:7: commitlog_ext_marker_intervall "));
 }

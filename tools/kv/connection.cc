@@ -4,8 +4,6 @@
 #include <cstring>
 
 #include "tools/kv/commands.h"
-#include "tools/kv/durability.h"
-#include "tools/kv/fiber_io.h"
 
 namespace commitlog::kv {
 namespace {
@@ -18,10 +16,12 @@ constexpr int kGreedyReads = 8;
 
 class Connection {
  public:
-  Connection(int fd, std::unique_ptr<ClientRegistry::Handle> client, const ConnectionEnv& env)
-      : socket_(fd, /*owned=*/true),
+  Connection(int fd, std::unique_ptr<ClientRegistry::Handle> client, const ConnectionEnv& env,
+             Worker& worker)
+      : socket_(worker.scheduler, fd, /*owned=*/true),
         client_(std::move(client)),
         env_(env),
+        worker_(worker),
         context_{env.store, env.info, {}, false} {}
 
   void run() {
@@ -31,7 +31,7 @@ class Connection {
       if (!read()) return;  // the client left, or the connection broke
       open = execute_all();
       if (!flush()) return;
-      if (open && socket_.reads_without_wait() >= kGreedyReads) yield_for_io();
+      if (open && socket_.reads_without_wait() >= kGreedyReads) yield_for_io(worker_.scheduler);
     }
   }
 
@@ -104,7 +104,7 @@ class Connection {
   bool flush() {
     bool ok = true;
     if (context_.fence.position()) {
-      Status durable = ThreadDurability::current()->wait(*context_.fence.position(), released_by_);
+      Status durable = worker_.durability.wait(*context_.fence.position(), released_by_);
       context_.fence.clear();
       if (!durable.ok()) {
         env_.counters.durability_failures.fetch_add(1, std::memory_order_relaxed);
@@ -127,6 +127,7 @@ class Connection {
   Socket socket_;
   std::unique_ptr<ClientRegistry::Handle> client_;  // before socket_ closes the fd
   const ConnectionEnv& env_;
+  Worker& worker_;
   CommandContext context_;
   std::string in_;  // in_[begin_, end_) is received and not yet executed
   size_t begin_ = 0;
@@ -141,11 +142,11 @@ class Connection {
 }  // namespace
 
 void serve_connection(int fd, std::unique_ptr<ClientRegistry::Handle> client,
-                      const ConnectionEnv& env) {
+                      const ConnectionEnv& env, Worker& worker) {
   env.counters.connections_received.fetch_add(1, std::memory_order_relaxed);
   env.counters.connected.fetch_add(1, std::memory_order_relaxed);
   {
-    Connection connection(fd, std::move(client), env);
+    Connection connection(fd, std::move(client), env, worker);
     connection.run();
   }
   env.counters.connected.fetch_sub(1, std::memory_order_relaxed);

@@ -18,8 +18,8 @@
 // their capacity changes, a growth before it is made; the registry may
 // disconnect the client, which the fiber sees as the end of the stream.
 //
-// Thread-safety: run on a fiber of a thread with an EpollScheduler and a
-// ThreadDurability (durability.h).
+// Thread-safety: run on a fiber of the thread whose scheduler and
+// ThreadDurability (durability.h) the Worker names.
 #pragma once
 
 #include <atomic>
@@ -32,6 +32,8 @@
 
 #include "tools/kv/auth.h"
 #include "tools/kv/client_limits.h"
+#include "tools/kv/durability.h"
+#include "tools/kv/fiber_io.h"
 #include "tools/kv/kv_store.h"
 #include "tools/kv/resp.h"
 
@@ -53,9 +55,15 @@ struct ConnectionEnv {
   const Auth& auth;
 };
 
+// What one worker thread gives the connections it serves; theirs alone.
+struct Worker {
+  EpollScheduler& scheduler;
+  ThreadDurability& durability;
+};
+
 // Serves the accepted socket `fd`, admitted as `client`, until the client
 // leaves or is disconnected; closes it.
 void serve_connection(int fd, std::unique_ptr<ClientRegistry::Handle> client,
-                      const ConnectionEnv& env);
+                      const ConnectionEnv& env, Worker& worker);
 
 }  // namespace commitlog::kv

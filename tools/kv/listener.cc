@@ -63,8 +63,8 @@ Status Listener::open(const std::string& bind, int port) {
   return {};
 }
 
-void Listener::accept_loop(ClientRegistry& clients, const ConnectionEnv& env) {
-  Socket listener(fd_, /*owned=*/false);
+void Listener::accept_loop(ClientRegistry& clients, const ConnectionEnv& env, Worker& worker) {
+  Socket listener(worker.scheduler, fd_, /*owned=*/false);
   if (!listener.status().ok()) {
     fmt::print(stderr, "commitlog-kv: {}\n", listener.status().to_string());
     return;
@@ -89,12 +89,12 @@ void Listener::accept_loop(ClientRegistry& clients, const ConnectionEnv& env) {
       ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       boost::fibers::fiber(std::allocator_arg,
                            boost::fibers::protected_fixedsize_stack(kConnectionStack),
-                           [&env, fd = *fd, client = std::move(client)]() mutable {
-                             serve_connection(fd, std::move(client), env);
+                           [&env, &worker, fd = *fd, client = std::move(client)]() mutable {
+                             serve_connection(fd, std::move(client), env, worker);
                            })
           .detach();
     }
-    yield_for_io();
+    yield_for_io(worker.scheduler);
   }
 }
 

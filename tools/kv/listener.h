@@ -31,10 +31,10 @@ class Listener {
   [[nodiscard]] Status open(const std::string& bind, int port);
   int port() const { return port_; }  // the bound one, after open()
 
-  // Accepts and serves connections until stop(). Runs on a fiber of a
-  // thread with an EpollScheduler; `clients` and `env` outlive the process's
-  // connections.
-  void accept_loop(ClientRegistry& clients, const ConnectionEnv& env);
+  // Accepts and serves connections until stop(). Runs on a fiber of the
+  // thread `worker` names; `clients`, `env` and `worker` outlive the
+  // connections it serves.
+  void accept_loop(ClientRegistry& clients, const ConnectionEnv& env, Worker& worker);
   // Makes every accept_loop() return at its next wake-up.
   void stop();
 

@@ -12,7 +12,6 @@
 #include <fmt/core.h>
 
 #include "commitlog/thread_name.h"
-#include "tools/kv/deferred_policy.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/mutation.h"
@@ -67,11 +66,8 @@ Status Server::start() {
   clients_ = std::make_unique<ClientRegistry>(options_.clients);
   CL_RETURN_IF_ERROR(load());
 
-  auto wrapped = register_deferred_policy(policy_name_, static_cast<size_t>(options_.threads));
-  if (!wrapped.ok()) return wrapped.status();
   Options log_options = options_.log;
   log_options.directory = log_dir_;
-  log_options.sync_policy = *wrapped;
   // Called on the log's own thread: only wakes the snapshotter.
   log_options.on_flush_request = [this](std::vector<uint32_t>) {
     {
@@ -85,10 +81,8 @@ Status Server::start() {
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
   store_.attach(log_.get());
-  // The delay the policy itself may add to a write; batch adds none, and
-  // periodic never waits.
-  if (policy_name_ == "adaptive") max_hold_ = log_options.policy.latency_cap;
-  if (policy_name_ == "group") max_hold_ = log_options.policy.group_window;
+  // A round is held open no longer than the policy may delay a write itself.
+  max_hold_ = log_->policy_promise().max_added_delay;
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
@@ -101,10 +95,16 @@ Status Server::start() {
                                [this](std::span<const std::string_view> s) { return info(s); },
                                auth_});
   CL_RETURN_IF_ERROR(listener_.open(options_.bind, options_.port));
+  const MetricsSnapshot metrics = log_->metrics();
+  const std::string access_mode =
+      metrics.disk_access_mode_reason.empty()
+          ? metrics.disk_access_mode
+          : fmt::format("{} ({}: {})", metrics.disk_access_mode, metrics.disk_access_mode_setting,
+                        metrics.disk_access_mode_reason);
   fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), {} worker thread{}, snapshot "
-      "every {} ms, commitlog_ext_spin_wait {} us, {})\n",
-      options_.bind, listener_.port(), policy_name_, options_.policy_origin, options_.threads,
+      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {} worker "
+      "thread{}, snapshot every {} ms, commitlog_ext_spin_wait {} us, {})\n",
+      options_.bind, listener_.port(), policy_name_, options_.policy_origin, access_mode, options_.threads,
       options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
       std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count(),
       auth_.required() ? "password required" : "no password");
@@ -190,9 +190,10 @@ Status Server::load() {
 }
 
 void Server::worker() {
-  boost::fibers::use_scheduling_algorithm<EpollScheduler>();
-  ThreadDurability durability(*log_, max_hold_);
-  boost::fibers::fiber acceptor([this] { listener_.accept_loop(*clients_, *env_); });
+  EpollScheduler& scheduler = EpollScheduler::install();
+  ThreadDurability durability(*log_, scheduler, max_hold_);
+  Worker worker{scheduler, durability};
+  boost::fibers::fiber acceptor([this, &worker] { listener_.accept_loop(*clients_, *env_, worker); });
   acceptor.join();
   // Stopping: the acceptor is done, but connection fibers may still run on
   // this thread's scheduler and use `durability`. Neither may end before the

@@ -107,8 +107,8 @@ class Server {
 
   ServerOptions options_;
   std::string log_dir_;
-  std::string policy_name_;  // as configured (the log runs "kv:<name>")
-  Duration max_hold_{};      // ThreadDurability's bound on holding a round open
+  std::string policy_name_;
+  Duration max_hold_{};  // ThreadDurability's bound on holding a round open
   KvStore store_;
   std::unique_ptr<CommitLog> log_;
   ServerCounters counters_;
