@@ -9,8 +9,8 @@ seconds=${FUZZ_SECONDS:-60}
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCOMMITLOG_BUILD_FUZZERS=ON -DCOMMITLOG_BUILD_TESTS=OFF -DCOMMITLOG_BUILD_TOOLS=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
-cmake --build build-fuzz -j2 --target fuzz_segment_reader fuzz_config
-for target in segment_reader config; do
+cmake --build build-fuzz -j2 --target fuzz_segment_reader fuzz_config fuzz_resp
+for target in segment_reader config resp; do
   kind=${target%_reader}
   corpus=$(mktemp -d)
   cp tests/fuzz/seeds/"$kind"/* "$corpus"/

@@ -56,8 +56,9 @@ struct CommitLog::Impl {
         policy(std::move(p)),
         image_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         clock(*o.clock),
-        allocator(*o.file_system, clock, o.directory, o.segment_size, segment_flags(o, access_mode), first_id,
-                  &image_buffers, access_mode.storage()),
+        allocator(*o.file_system, clock, o.directory,
+                  {.capacity = o.segment_size, .flags = segment_flags(o, access_mode), .permissions = o.file_mode},
+                  first_id, &image_buffers, access_mode.storage()),
         waiters(clock, o.spin_wait),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
@@ -147,7 +148,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
     if (!properties.ok()) return properties.status();
     archive = archive_command_hook(properties->archive_command);
   }
-  CL_RETURN_IF_ERROR(fs.create_dirs(options.directory));
+  CL_RETURN_IF_ERROR(fs.create_dirs(options.directory, options.directory_mode));
   auto policy = PolicyRegistry::global().create(options.sync_policy, options.policy);
   if (!policy.ok()) return policy.status();
   auto first_id = next_segment_id(fs, *options.clock, options.directory);

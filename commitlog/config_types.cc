@@ -229,6 +229,24 @@ ValueType boolean(Access<bool> field) {
           .old_syntax = {}};
 }
 
+ValueType permissions(Access<uint32_t> field) {
+  return {.read =
+              [field](const Setting& s, Options& o, Problems& problems) {
+                std::optional<std::string> value = scalar(s, "permission bits in octal", problems);
+                if (!value) return;
+                uint32_t bits = 0;
+                auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), bits, 8);
+                if (value->empty() || ec != std::errc() || end != value->data() + value->size() || bits > 0777) {
+                  return problems.error(s, "is not permission bits in octal (0000 to 0777, e.g. 0640)");
+                }
+                field.set(o, bits);
+              },
+          .print = [field](const Options& o) { return YAML::Node(fmt::format("{:04o}", field.get(o))); },
+          .is_zero = [field](const Options& o) { return field.get(o) == 0; },
+          .syntax = "permission bits in octal (e.g. 0640)",
+          .old_syntax = {}};
+}
+
 ValueType table_list(Access<std::vector<uint32_t>> field) {
   constexpr std::string_view kExpected = "a list of table ids (e.g. [1, 7])";
   return {.read =

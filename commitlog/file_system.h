@@ -17,6 +17,11 @@
 // loss may keep it or not (the device's write cache, and for blocks never
 // written before the file system's record of them), so direct I/O takes a
 // sync() or write_at_durable() like buffered writes do.
+//
+// Permissions: what open(kCreateNew) and create_dirs() make gets the
+// permission bits they are given, less the process umask (so a stricter
+// umask wins); by default the owner's alone, since segments hold every
+// mutation in the clear.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +33,9 @@
 #include "commitlog/status.h"
 
 namespace commitlog {
+
+inline constexpr uint32_t kDefaultFilePermissions = 0600;
+inline constexpr uint32_t kDefaultDirectoryPermissions = 0700;
 
 class File {
  public:
@@ -72,13 +80,23 @@ class FileSystem {
  public:
   virtual ~FileSystem() = default;
 
-  virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) = 0;
+  // Opens `path`; a file kCreateNew creates gets `permissions` (see the
+  // file comment), which the other modes ignore.
+  virtual Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode,
+                                             uint32_t permissions) = 0;
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) {
+    return open(path, mode, kDefaultFilePermissions);
+  }
   virtual Status rename(const std::string& from, const std::string& to) = 0;
   virtual Status remove(const std::string& path) = 0;
   // Names (not paths) of the entries of `dir`, in no particular order.
   virtual Result<std::vector<std::string>> list(const std::string& dir) = 0;
-  // Creates `dir` and its parents when missing.
-  virtual Status create_dirs(const std::string& dir) = 0;
+  // Creates `dir` and its parents when missing, each it creates with
+  // `permissions`; leaves existing ones as they are.
+  virtual Status create_dirs(const std::string& dir, uint32_t permissions) = 0;
+  Status create_dirs(const std::string& dir) {
+    return create_dirs(dir, kDefaultDirectoryPermissions);
+  }
   // Makes the directory's entries (creates, renames, removes) durable.
   virtual Status sync_dir(const std::string& dir) = 0;
   virtual bool exists(const std::string& path) = 0;

@@ -118,6 +118,12 @@ struct Options {
   // Costs up to the wait in CPU per flush. A log opened on a thread confined
   // to one CPU never spins (CommitLog::options() then says 0).
   Duration spin_wait = Duration::zero();
+  // The permission bits of the segment files and of the directories the log
+  // creates (commitlog_ext_file_mode, commitlog_ext_directory_mode), less the
+  // umask. The owner's alone by default; 0640 and 0750 let a backup group
+  // read. The owner keeps read and write (and search on directories).
+  uint32_t file_mode = kDefaultFilePermissions;
+  uint32_t directory_mode = kDefaultDirectoryPermissions;
   CdcOptions cdc;  // change data capture (cdc_*)
 
   // Not from config: the file system every byte goes through. Must outlive

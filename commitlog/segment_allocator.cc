@@ -19,13 +19,12 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::
 }
 
 SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir,
-                                   uint64_t capacity, uint16_t flags, uint64_t first_id,
-                                   BufferPool* pool, StorageMode mode)
+                                   SegmentFileInfo shape, uint64_t first_id, BufferPool* pool,
+                                   StorageMode mode)
     : fs_(fs),
       clock_(clock),
       dir_(std::move(dir)),
-      capacity_(capacity),
-      flags_(flags),
+      shape_(shape),
       first_id_(first_id),
       pool_(pool),
       mode_(mode),
@@ -60,7 +59,9 @@ void SegmentAllocator::run() {
     work_cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });
     if (stopping_) return;
     const uint64_t id = next_id_;
-    SegmentFileInfo info{id, capacity_, flags_, id == first_id_ ? 0 : id - 1};
+    SegmentFileInfo info = shape_;
+    info.id = id;
+    info.previous_id = id == first_id_ ? 0 : id - 1;
     lock.unlock();
     auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_, mode_);
     lock.lock();

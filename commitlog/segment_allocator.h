@@ -27,10 +27,11 @@ namespace commitlog {
 
 class SegmentAllocator {
  public:
+  // Each segment is made as `shape` says (its id and previous_id aside).
   // `pool` (may be null for mapped plain segments) must outlive the allocator.
   // `clock` must outlive the allocator and its segments.
-  SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir, uint64_t capacity,
-                   uint16_t flags, uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {});
+  SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir, SegmentFileInfo shape,
+                   uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {});
   ~SegmentAllocator();  // stop()
 
   // Stops the thread and removes a prepared, unused segment. Idempotent;
@@ -49,8 +50,7 @@ class SegmentAllocator {
   FileSystem& fs_;
   const Clock& clock_;
   const std::string dir_;
-  const uint64_t capacity_;
-  const uint16_t flags_;
+  const SegmentFileInfo shape_;
   const uint64_t first_id_;
   BufferPool* const pool_;
   const StorageMode mode_;

@@ -92,7 +92,7 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   std::optional<PooledBuffer> buffer;
   if (pooled) buffer.emplace(pool->acquire());
   std::string path = dir + "/" + segment_file_name(info.id);
-  auto file = fs.open(path, OpenMode::kCreateNew);
+  auto file = fs.open(path, OpenMode::kCreateNew, info.permissions);
   if (!file.ok()) return file.status();
   auto storage = make_storage(fs, path, std::move(file).value(), std::move(buffer), info, mode, header);
   // The new name must be durable before anything in it is acknowledged.

@@ -38,6 +38,7 @@ struct SegmentFileInfo {
   uint64_t capacity = 0;  // bytes; the file's preallocated size
   uint16_t flags = 0;
   uint64_t previous_id = 0;  // see format::kHeaderPreviousIdOffset
+  uint32_t permissions = kDefaultFilePermissions;  // the file's (FileSystem::open)
 };
 
 // One table of a segment: the offset of its last entry there.

@@ -130,7 +130,11 @@ class PosixFile final : public File {
 
 class PosixFileSystem final : public FileSystem {
  public:
-  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override {
+  using FileSystem::create_dirs;
+  using FileSystem::open;
+
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode,
+                                     uint32_t permissions) override {
     // O_NONBLOCK: opening a FIFO or a device named like a segment must not
     // hang; it is refused below. On a regular file the flag changes nothing.
     int flags = O_CLOEXEC | O_NONBLOCK;
@@ -140,7 +144,7 @@ class PosixFileSystem final : public FileSystem {
       case OpenMode::kReadWrite: flags |= O_RDWR; break;
       case OpenMode::kReadWriteDirect: flags |= O_RDWR | O_DIRECT; break;
     }
-    int fd = ::open(path.c_str(), flags, 0644);
+    int fd = ::open(path.c_str(), flags, static_cast<mode_t>(permissions));
     if (fd < 0) return Status::from_errno(errno, "open " + path);
     auto file = std::unique_ptr<File>(new PosixFile(fd, path, mode == OpenMode::kReadWriteDirect));
     struct stat st {};
@@ -174,10 +178,20 @@ class PosixFileSystem final : public FileSystem {
     return names;
   }
 
-  Status create_dirs(const std::string& dir) override {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return Status::io_error("create directory " + dir + ": " + ec.message());
+  Status create_dirs(const std::string& dir, uint32_t permissions) override {
+    // Parents first, each made by mkdir(2) with the mode given, so no
+    // directory of ours is ever wider than asked, even for an instant.
+    const std::filesystem::path target = std::filesystem::path(dir).lexically_normal();
+    std::filesystem::path prefix;
+    for (const std::filesystem::path& part : target) {
+      prefix /= part;
+      if (part.empty() || part == "/" || part == "." || part == "..") continue;
+      if (::mkdir(prefix.c_str(), static_cast<mode_t>(permissions)) == 0 || errno == EEXIST) {
+        continue;
+      }
+      return Status::from_errno(errno, "create directory " + prefix.string());
+    }
+    if (!is_directory(dir)) return Status::io_error("create directory " + dir + ": not a directory");
     return {};
   }
 

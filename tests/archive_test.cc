@@ -173,7 +173,9 @@ TEST_CASE("archiving: a failing archive command keeps every segment and is count
 class CrashAfterRemoves final : public FileSystem {
  public:
   CrashAfterRemoves(FaultFileSystem& fs, int crash_after_removes) : fs_(fs), left_(crash_after_removes) {}
-  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override { return fs_.open(path, mode); }
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode, uint32_t permissions) override {
+    return fs_.open(path, mode, permissions);
+  }
   Status rename(const std::string& from, const std::string& to) override { return fs_.rename(from, to); }
   Status remove(const std::string& path) override {
     Status status = fs_.remove(path);
@@ -181,7 +183,9 @@ class CrashAfterRemoves final : public FileSystem {
     return status;
   }
   Result<std::vector<std::string>> list(const std::string& dir) override { return fs_.list(dir); }
-  Status create_dirs(const std::string& dir) override { return fs_.create_dirs(dir); }
+  Status create_dirs(const std::string& dir, uint32_t permissions) override {
+    return fs_.create_dirs(dir, permissions);
+  }
   Status sync_dir(const std::string& dir) override { return fs_.sync_dir(dir); }
   bool exists(const std::string& path) override { return fs_.exists(path); }
   bool is_directory(const std::string& path) override { return fs_.is_directory(path); }

@@ -423,11 +423,13 @@ TEST_CASE("config: effective settings say where each value came from") {
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 25);
+  REQUIRE(c.settings.size() == 27);
   CHECK(c.settings.front().key == "commitlog_directory");
   CHECK(setting(c, "commitlog_ext_direct_write_threshold").value == "1MiB");
   CHECK(setting(c, "commitlog_ext_spin_wait").value == "0ms");
   CHECK(setting(c, "commitlog_ext_spin_wait").note == "never");
+  CHECK(setting(c, "commitlog_ext_file_mode").value == "0600");
+  CHECK(setting(c, "commitlog_ext_directory_mode").value == "0700");
   CHECK(c.settings.back().key == "commitlog_ext_cdc_tables");
   CHECK(c.settings.back().value == "");
   CHECK(c.settings.back().note == "every table");

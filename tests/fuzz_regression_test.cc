@@ -53,5 +53,15 @@ TEST_CASE("fuzz regressions: config inputs never crash the reader; seeds load") 
   }
 }
 
+TEST_CASE("fuzz regressions: resp inputs never crash the parser; seeds parse to the end") {
+  const auto files = inputs("resp");
+  REQUIRE(files.size() >= 2);
+  for (const auto& path : files) {
+    CAPTURE(path.string());
+    const size_t requests = fuzzing::read_requests(bytes_of(path));
+    if (path.string().find("/seeds/") != std::string::npos) CHECK(requests >= 1);
+  }
+}
+
 }  // namespace
 }  // namespace commitlog

@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 
 #include "commitlog/commit_log.h"
+#include "tests/support/kv_process.h"
 #include "tests/support/temp_dir.h"
 
 extern char** environ;
@@ -22,12 +23,8 @@ extern char** environ;
 namespace commitlog {
 namespace {
 
-std::string kv_binary() {
-  const std::string cli = COMMITLOG_CLI;
-  return cli.substr(0, cli.rfind('/') + 1) + "commitlog-kv";
-}
-
-bool kv_missing() { return !std::filesystem::exists(kv_binary()); }
+using testing::kv_binary;
+using testing::kv_missing;
 
 // commitlog-kv with its stdout and stderr on one pipe, read line by line.
 class Kv {

@@ -78,8 +78,9 @@ class GatedFileSystem final : public FileSystem {
   std::chrono::microseconds write_delay{0};
   uint64_t writes() const { return writes_.load(); }  // completed
 
-  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override {
-    auto file = inner_.open(path, mode);
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode,
+                                     uint32_t permissions) override {
+    auto file = inner_.open(path, mode, permissions);
     if (!file.ok()) return file.status();
     return std::unique_ptr<File>(new GatedFile(std::move(file).value(), *this));
   }
@@ -90,7 +91,9 @@ class GatedFileSystem final : public FileSystem {
   Result<std::vector<std::string>> list(const std::string& dir) override {
     return inner_.list(dir);
   }
-  Status create_dirs(const std::string& dir) override { return inner_.create_dirs(dir); }
+  Status create_dirs(const std::string& dir, uint32_t permissions) override {
+    return inner_.create_dirs(dir, permissions);
+  }
   Status sync_dir(const std::string& dir) override { return inner_.sync_dir(dir); }
   bool exists(const std::string& path) override { return inner_.exists(path); }
   bool is_directory(const std::string& path) override { return inner_.is_directory(path); }

@@ -460,6 +460,13 @@ TEST_CASE("tools: replay --table, --from and --out") {
   CHECK(got.front()["segment"] == from.segment);
   CHECK(got.front()["offset"] == from.offset);
   CHECK(unbase64(got.back()["payload"]) == written.back().payload);
+
+  // An existing file is not the command's to overwrite.
+  const std::string before = slurp(file);
+  CliResult again = run_cli({"replay", dir.path(), "--out", file});
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find(file + " exists; give a new file (it is never overwritten)") != std::string::npos);
+  CHECK(slurp(file) == before);
 }
 
 TEST_CASE("tools: replay --until skips mutations written after that time, given in each form") {

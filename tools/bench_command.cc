@@ -5,7 +5,8 @@
 //
 // Points are every size x producer shape x engine variant, in that nesting,
 // so the engines of one shape run back to back on the same machine state.
-// Each point gets a fresh directory, deleted afterwards.
+// Each point gets a fresh directory of its own, deleted afterwards; a --dir
+// that holds anything but a log is refused, and nothing of it is touched.
 #include <fmt/core.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "tools/bench_report.h"
 #include "tools/bench_runner.h"
 #include "tools/commands.h"
+#include "tools/log_directory.h"
 
 namespace commitlog::tools {
 namespace {
@@ -180,7 +182,8 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
 Result<std::string> make_root(const std::string& dir, bool& owned) {
   std::error_code ec;
   if (!dir.empty()) {
-    fs::create_directories(dir, ec);
+    CL_RETURN_IF_ERROR(check_log_directory("--dir", dir));
+    owned = fs::create_directories(dir, ec);
     if (ec) return Status::io_error("--dir " + dir + ": " + ec.message());
     return dir;
   }
@@ -230,7 +233,7 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
   bool owned = false;
   auto root = make_root(args.dir, owned);
   if (!root.ok()) {
-    fmt::print(stderr, "commitlog bench: {}\n", root.status().to_string());
+    fmt::print(stderr, "commitlog bench: {}\n", root.status().message());
     return kExitUsage;
   }
   // Round r runs every point once; each point's row is its median-ops/s run.
@@ -241,8 +244,11 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
       const PointSpec& spec = (*points)[i];
       const std::string dir = fmt::format("{}/point-{}", *root, i);
       std::error_code ec;
-      fs::remove_all(dir, ec);
-      fs::create_directories(dir, ec);
+      if (!fs::create_directory(dir, ec)) {  // never into one it did not make
+        fmt::print(stderr, "commitlog bench: cannot create {}: {}\n", dir,
+                   ec ? ec.message() : "it exists");
+        return kExitUsage;
+      }
       const std::string name = fmt::format(
           "[{}{}/{}] {}, {} x {}, {} {}", args.repeat > 1 ? fmt::format("{}:", round + 1) : "",
           i + 1, points->size(), spec.engine.label(), spec.threads, spec.fibers,
@@ -268,7 +274,7 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
   }
   if (owned) {
     std::error_code ec;
-    fs::remove_all(*root, ec);
+    fs::remove(*root, ec);  // empty by now: each point removed its own
   }
 
   const std::string table = fmt::format(

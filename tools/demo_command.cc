@@ -1,8 +1,9 @@
 // `commitlog demo`: fibers on several threads append mutations and wait for
-// durability; then the log is replayed and the counts are printed.
+// durability; then the log is replayed and the counts are printed. A
+// directory that already holds a log gets the new mutations after its own;
+// one holding anything else is refused.
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <thread>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "tools/commands.h"
+#include "tools/log_directory.h"
 
 namespace commitlog::tools {
 namespace {
@@ -26,9 +28,21 @@ struct DemoArgs {
   bool lz4 = false;
 };
 
+// What the log in `dir` held before the demo (none when it does not exist).
+Result<uint64_t> mutations_before(const std::string& dir) {
+  if (!posix_file_system()->exists(dir)) return uint64_t{0};
+  ReplayReport report = replay_directory(dir, {}, [](const ReplayedMutation&) { return Status{}; });
+  if (!report.status.ok()) return report.status;
+  return report.mutations;
+}
+
 int run_demo(const DemoArgs& args) {
-  std::error_code ec;
-  std::filesystem::remove_all(args.dir, ec);
+  Status usable = check_log_directory("--dir", args.dir);
+  auto before = usable.ok() ? mutations_before(args.dir) : Result<uint64_t>(usable);
+  if (!before.ok()) {
+    fmt::print(stderr, "commitlog demo: {}\n", before.status().message());
+    return kExitUsage;
+  }
   Options options;
   options.directory = args.dir;
   options.sync_policy = args.policy;
@@ -80,7 +94,8 @@ int run_demo(const DemoArgs& args) {
   fmt::print("replayed {} mutations ({} payload bytes) from {} segments; torn tail {} bytes; {}\n",
              report.mutations, report.payload_bytes, report.segments, report.torn_tail_bytes,
              report.status.to_string());
-  const bool all_back = report.status.ok() && report.mutations == acknowledged.load();
+  if (*before > 0) fmt::print("{} of them were in {} before this run\n", *before, args.dir);
+  const bool all_back = report.status.ok() && report.mutations == *before + acknowledged.load();
   fmt::print("{}\n", all_back ? "every acknowledged mutation was replayed"
                               : "MISMATCH between acknowledged and replayed mutations");
   return all_back ? kExitOk : kExitCorruption;
@@ -91,7 +106,9 @@ int run_demo(const DemoArgs& args) {
 void add_demo_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<DemoArgs>();
   CLI::App* cmd = app.add_subcommand("demo", "append from fibers on several threads, then replay");
-  cmd->add_option("--dir", args->dir, "log directory (emptied first)");
+  cmd->add_option("--dir", args->dir,
+                  "log directory: new, empty, or holding only a log (appended to)")
+      ->capture_default_str();
   cmd->add_option("--policy", args->policy, "sync policy");
   cmd->add_option("--threads", args->threads, "producer threads")->check(CLI::Range(1, 1024));
   cmd->add_option("--fibers", args->fibers, "fibers per thread")->check(CLI::Range(1, 1000000));

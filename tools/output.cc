@@ -1,6 +1,7 @@
 #include "tools/output.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,7 +16,16 @@ constexpr size_t kBufferSize = 1u << 20;
 
 Result<std::unique_ptr<Output>> Output::open(const std::string& path) {
   if (path.empty() || path == "-") return std::unique_ptr<Output>(new Output(STDOUT_FILENO, "stdout", false));
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file, or a device or FIFO (/dev/null, a pipe): never an existing
+  // file's contents, which are not ours to overwrite.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      return Status::invalid_argument(path + " exists; give a new file (it is never overwritten)");
+    }
+    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  }
   if (fd < 0) return Status::from_errno(errno, "open " + path);
   return std::unique_ptr<Output>(new Output(fd, path, true));
 }

@@ -16,7 +16,9 @@ namespace commitlog::tools {
 
 class Output {
  public:
-  // Opens `path` for writing (created or truncated); "-" or "" is stdout.
+  // Opens `path` for writing: a new file (0600), or a device or FIFO; an
+  // existing regular file is refused (kInvalidArgument naming it), never
+  // overwritten. "-" or "" is stdout.
   static Result<std::unique_ptr<Output>> open(const std::string& path);
   ~Output();
   Output(const Output&) = delete;

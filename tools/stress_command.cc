@@ -6,8 +6,9 @@
 //       [--window MS] [--segment-size SIZE] [--producers N] [--fibers M]
 //       [--max-size SIZE] [--acks FILE] [--duration SECONDS] [--rate PER_SECOND]
 //       [--wait policy|durable|later]
-//     Replays DIR if it holds a log (strict: only each run's torn tail may be
-//     damaged), then appends from N threads x M fibers; producer P = t*M + f
+//     Refuses a DIR holding anything but a log. Replays DIR if it holds a
+//     log (strict: only each run's torn tail may be damaged), then appends
+//     from N threads x M fibers; producer P = t*M + f
 //     continues after its highest replayed S. After each acknowledged append
 //     it writes "<P> <S>\n" to FILE with one write(2), so the line survives a
 //     kill -9. Runs until killed, or for --duration seconds and then closes
@@ -58,6 +59,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "tools/commands.h"
+#include "tools/log_directory.h"
 #include "tools/size_option.h"
 #include "tools/stress_workload.h"
 
@@ -241,7 +243,8 @@ class Driver {
 };
 
 int run_driver(const StressArgs& args) {
-  auto options = build_options(args);
+  Status usable = check_log_directory("--dir", args.dir);
+  auto options = usable.ok() ? build_options(args) : Result<Options>(usable);
   if (!options.ok()) {
     fmt::print(stderr, "commitlog stress: {}\n", options.status().message());
     return kExitUsage;
@@ -282,7 +285,7 @@ int run_driver(const StressArgs& args) {
   }
   int ack_fd = -1;
   if (!args.acks.empty()) {
-    ack_fd = ::open(args.acks.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    ack_fd = ::open(args.acks.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (ack_fd < 0) {
       fmt::print(stderr, "commitlog stress: {}\n", Status::from_errno(errno, args.acks).to_string());
       return kExitUsage;

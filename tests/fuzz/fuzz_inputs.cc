@@ -1,9 +1,12 @@
 #include "tests/fuzz/fuzz_inputs.h"
 
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include "commitlog/config.h"
+#include "tools/kv/resp.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 
@@ -21,6 +24,58 @@ size_t read_segment(std::span<const std::byte> file) {
     if (std::holds_alternative<SegmentEnd>(item)) return entries;
     if (std::holds_alternative<SegmentEntry>(item)) ++entries;
   }
+}
+
+namespace {
+
+void require(bool holds) {
+  if (!holds) std::abort();
+}
+
+// The request as a multibulk array, as redis-cli sends it.
+std::string encode(const std::vector<std::string_view>& args) {
+  std::string out;
+  kv::resp::array(&out, args.size());
+  for (std::string_view a : args) kv::resp::bulk(&out, a);
+  return out;
+}
+
+}  // namespace
+
+size_t read_requests(std::span<const std::byte> bytes) {
+  // Small limits, so that inputs of a few KiB reach every one of them.
+  kv::resp::Limits limits;
+  limits.max_bulk = 512;
+  limits.max_args = 16;
+  limits.max_request = 2048;
+  limits.max_inline = 256;
+  std::string_view in(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  kv::resp::Request request, again;
+  size_t requests = 0;
+  while (!in.empty()) {
+    kv::resp::parse_request(in, limits, &request);
+    if (request.state != kv::resp::Request::State::kComplete) {
+      require(request.state == kv::resp::Request::State::kIncomplete || !request.error.empty());
+      return requests;
+    }
+    require(request.consumed > 0 && request.consumed <= in.size());
+    require(request.args.size() <= limits.max_args || in[0] != '*');
+    uint64_t total = 0;
+    for (std::string_view arg : request.args) {
+      require(arg.data() >= in.data() && arg.data() + arg.size() <= in.data() + request.consumed);
+      total += arg.size();
+    }
+    if (in[0] == '*') require(total <= limits.max_request);
+    if (!request.args.empty() && request.args.size() <= limits.max_args && total <= limits.max_request) {
+      const std::string encoded = encode(request.args);
+      kv::resp::parse_request(encoded, limits, &again);
+      require(again.state == kv::resp::Request::State::kComplete && again.consumed == encoded.size() &&
+              again.args == request.args);
+    }
+    in.remove_prefix(request.consumed);
+    ++requests;
+  }
+  return requests;
 }
 
 bool read_config(std::span<const std::byte> text) {

@@ -12,5 +12,11 @@ namespace commitlog::fuzzing {
 size_t read_segment(std::span<const std::byte> file);
 // Loads `text` as a config file. Returns true if it loaded.
 bool read_config(std::span<const std::byte> text);
+// Parses `bytes` as what a client sent commitlog-kv, request after request
+// as a connection does, and checks each parsed request (its bytes lie in the
+// input, within the limits, and encode back to the same request). Returns
+// the number of requests before the first incomplete or refused one; aborts
+// when a check fails.
+size_t read_requests(std::span<const std::byte> bytes);
 
 }  // namespace commitlog::fuzzing

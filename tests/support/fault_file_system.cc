@@ -208,7 +208,7 @@ class FaultFileSystem::FaultFile final : public File {
   bool mapped_ = false;
 };
 
-FaultFileSystem::FaultFileSystem() { dirs_ = {"/", "."}; }
+FaultFileSystem::FaultFileSystem() { dirs_ = {{"/", 0755}, {".", 0755}}; }
 
 FaultFileSystem::~FaultFileSystem() = default;
 
@@ -231,7 +231,8 @@ Status FaultFileSystem::check_locked(Op op, const std::string& what) {
   return Status::from_errno(error, what + " (injected fault)");
 }
 
-Result<std::unique_ptr<File>> FaultFileSystem::open(const std::string& raw_path, OpenMode mode) {
+Result<std::unique_ptr<File>> FaultFileSystem::open(const std::string& raw_path, OpenMode mode,
+                                                    uint32_t permissions) {
   const std::string path = normalize(raw_path);
   std::lock_guard lock(mu_);
   CL_RETURN_IF_ERROR(check_locked(Op::kOpen, "open " + path));
@@ -241,6 +242,7 @@ Result<std::unique_ptr<File>> FaultFileSystem::open(const std::string& raw_path,
     if (it != files_.end()) return Status::from_errno(EEXIST, "open " + path);
     if (dirs_.count(parent_of(path)) == 0) return Status::from_errno(ENOENT, "open " + path);
     it = files_.emplace(path, std::make_shared<Node>()).first;
+    it->second->permissions = permissions;
   } else if (it == files_.end()) {
     return Status::from_errno(ENOENT, "open " + path);
   }
@@ -308,13 +310,13 @@ Result<std::vector<std::string>> FaultFileSystem::list(const std::string& raw_di
   for (const auto& [path, node] : files_) {
     if (parent_of(path) == dir) names.push_back(base_name(path));
   }
-  for (const std::string& d : dirs_) {
+  for (const auto& [d, permissions] : dirs_) {
     if (d != dir && d != "/" && d != "." && parent_of(d) == dir) names.push_back(base_name(d));
   }
   return names;
 }
 
-Status FaultFileSystem::create_dirs(const std::string& raw_dir) {
+Status FaultFileSystem::create_dirs(const std::string& raw_dir, uint32_t permissions) {
   const std::string dir = normalize(raw_dir);
   std::lock_guard lock(mu_);
   if (plug_pulled_) return Status::from_errno(EIO, "create directory " + dir + " (the power is off)");
@@ -323,8 +325,16 @@ Status FaultFileSystem::create_dirs(const std::string& raw_dir) {
     if (files_.count(d) != 0) return Status::from_errno(ENOTDIR, "create directory " + dir);
     chain.push_back(d);
   }
-  dirs_.insert(chain.begin(), chain.end());
+  for (const std::string& d : chain) dirs_.emplace(d, permissions);
   return {};
+}
+
+std::optional<uint32_t> FaultFileSystem::permissions(const std::string& raw_path) const {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  if (auto file = files_.find(path); file != files_.end()) return file->second->permissions;
+  if (auto dir = dirs_.find(path); dir != dirs_.end()) return dir->second;
+  return std::nullopt;
 }
 
 Status FaultFileSystem::sync_dir(const std::string& raw_dir) {

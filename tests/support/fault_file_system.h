@@ -55,7 +55,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,11 +104,14 @@ class FaultFileSystem final : public FileSystem {
   FaultFileSystem& operator=(const FaultFileSystem&) = delete;
 
   // FileSystem.
-  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode) override;
+  using FileSystem::create_dirs;
+  using FileSystem::open;
+  Result<std::unique_ptr<File>> open(const std::string& path, OpenMode mode,
+                                     uint32_t permissions) override;
   Status rename(const std::string& from, const std::string& to) override;
   Status remove(const std::string& path) override;
   Result<std::vector<std::string>> list(const std::string& dir) override;
-  Status create_dirs(const std::string& dir) override;
+  Status create_dirs(const std::string& dir, uint32_t permissions) override;
   Status sync_dir(const std::string& dir) override;
   bool exists(const std::string& path) override;
   bool is_directory(const std::string& path) override;
@@ -159,6 +162,10 @@ class FaultFileSystem final : public FileSystem {
   // REQUIRES: nothing writes through a mapping of this file system any more.
   std::unique_ptr<FaultFileSystem> crash(CrashMode mode, uint64_t seed);
 
+  // The permission bits a file or directory was created with (the umask
+  // plays no part here); nullopt when `path` does not exist.
+  std::optional<uint32_t> permissions(const std::string& path) const;
+
   // Paths of the files that exist now / would survive a crash, sorted.
   std::vector<std::string> files() const;
   std::vector<std::string> durable_files() const;
@@ -189,7 +196,7 @@ class FaultFileSystem final : public FileSystem {
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Node>> files_;    // the namespace now
   std::map<std::string, std::shared_ptr<Node>> durable_;  // the namespace a crash keeps
-  std::set<std::string> dirs_;
+  std::map<std::string, uint32_t> dirs_;  // and the permissions each was made with
   std::array<Fault, kOpCount> faults_{};
   std::array<uint64_t, kOpCount> calls_{};
   std::array<uint64_t, kOpCount> failures_{};

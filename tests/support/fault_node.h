@@ -17,6 +17,7 @@ struct FaultFileSystem::Node {
   // What survives a crash; its size is the durable file size.
   std::vector<std::byte> durable;
   int mappings = 0;
+  uint32_t permissions = 0;  // as created
 };
 
 }  // namespace commitlog::testing

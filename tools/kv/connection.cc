@@ -16,8 +16,10 @@ constexpr int kGreedyReads = 8;
 
 class Connection {
  public:
-  Connection(int fd, const ConnectionEnv& env, Worker& worker)
+  Connection(int fd, std::unique_ptr<ClientRegistry::Handle> client, const ConnectionEnv& env,
+             Worker& worker)
       : socket_(worker.scheduler, fd, /*owned=*/true),
+        client_(std::move(client)),
         env_(env),
         worker_(worker),
         context_{env.store, env.info, {}, false} {}
@@ -47,21 +49,38 @@ class Connection {
       std::memmove(in_.data(), in_.data() + begin_, end_ - begin_);
       end_ -= begin_;
       begin_ = 0;
-      if (in_.size() - end_ < kReadChunk) in_.resize(std::max(in_.size() * 2, end_ + kReadChunk));
+      if (in_.size() - end_ < kReadChunk) {
+        const size_t grown = std::max(in_.size() * 2, end_ + kReadChunk);
+        // Counted before it is taken: a client disconnected for it never takes it.
+        if (!client_->set_memory(grown + out_.capacity())) return false;
+        in_.resize(grown);
+      }
     }
+    account();
     auto n = socket_.read_some(std::span(in_.data() + end_, in_.size() - end_));
     if (!n.ok() || *n == 0) return false;
+    client_->touch();
     end_ += *n;
     return true;
+  }
+
+  // Tells the registry what the buffers hold, when that changed.
+  void account() {
+    const uint64_t bytes = in_.capacity() + out_.capacity();
+    if (bytes == accounted_) return;
+    accounted_ = bytes;
+    // Disconnected or not, the socket's end tells the loop.
+    [[maybe_unused]] const bool connected = client_->set_memory(bytes);
   }
 
   // Executes the complete requests in in_; false to close after replying.
   bool execute_all() {
     while (true) {
       const std::string_view unparsed(in_.data() + begin_, end_ - begin_);
-      resp::parse_request(unparsed, env_.limits, &request_);
+      const resp::Limits limits = env_.auth.limits(env_.limits, authenticated_);
+      resp::parse_request(unparsed, limits, &request_);
       if (request_.state == resp::Request::State::kIncomplete) {
-        if (unparsed.size() <= env_.limits.max_request + (64u << 10)) return true;
+        if (unparsed.size() <= limits.max_request + (64u << 10)) return true;
         request_.state = resp::Request::State::kError;
         request_.error = "Protocol error: request too large";
       }
@@ -73,6 +92,7 @@ class Connection {
       begin_ += request_.consumed;
       if (request_.args.empty()) continue;
       env_.counters.commands.fetch_add(1, std::memory_order_relaxed);
+      if (!env_.auth.admit(request_.args, &authenticated_, &out_)) continue;
       execute(request_.args, context_, &out_);
       if (context_.quit) return false;
       if (out_.size() >= kMaxPendingReplies && !flush()) return false;
@@ -94,13 +114,18 @@ class Connection {
       }
     }
     if (!out_.empty()) {
+      account();
       ok = socket_.write_all(out_).ok() && ok;
+      client_->touch();
       out_.clear();
+      if (out_.capacity() > kMaxPendingReplies) std::string().swap(out_);  // after a large reply
+      account();
     }
     return ok;
   }
 
   Socket socket_;
+  std::unique_ptr<ClientRegistry::Handle> client_;  // before socket_ closes the fd
   const ConnectionEnv& env_;
   Worker& worker_;
   CommandContext context_;
@@ -110,15 +135,18 @@ class Connection {
   std::string out_;
   resp::Request request_;
   uint64_t released_by_ = 0;  // see ThreadDurability::wait()
+  bool authenticated_ = false;
+  uint64_t accounted_ = 0;  // what client_ was last told the buffers hold
 };
 
 }  // namespace
 
-void serve_connection(int fd, const ConnectionEnv& env, Worker& worker) {
+void serve_connection(int fd, std::unique_ptr<ClientRegistry::Handle> client,
+                      const ConnectionEnv& env, Worker& worker) {
   env.counters.connections_received.fetch_add(1, std::memory_order_relaxed);
   env.counters.connected.fetch_add(1, std::memory_order_relaxed);
   {
-    Connection connection(fd, env, worker);
+    Connection connection(fd, std::move(client), env, worker);
     connection.run();
   }
   env.counters.connected.fetch_sub(1, std::memory_order_relaxed);

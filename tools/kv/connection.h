@@ -13,6 +13,11 @@
 // An abrupt disconnect just ends the fiber; writes already appended still
 // become durable.
 //
+// Before a password is given (auth.h) only AUTH and QUIT run. The client's
+// buffers are accounted with the ClientRegistry (client_limits.h) whenever
+// their capacity changes, a growth before it is made; the registry may
+// disconnect the client, which the fiber sees as the end of the stream.
+//
 // Thread-safety: run on a fiber of the thread whose scheduler and
 // ThreadDurability (durability.h) the Worker names.
 #pragma once
@@ -20,10 +25,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "tools/kv/auth.h"
+#include "tools/kv/client_limits.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/kv_store.h"
@@ -44,6 +52,7 @@ struct ConnectionEnv {
   resp::Limits limits;
   ServerCounters& counters;
   std::function<std::string(std::span<const std::string_view> sections)> info;
+  const Auth& auth;
 };
 
 // What one worker thread gives the connections it serves; theirs alone.
@@ -52,7 +61,9 @@ struct Worker {
   ThreadDurability& durability;
 };
 
-// Serves the accepted socket `fd` until the client leaves; closes it.
-void serve_connection(int fd, const ConnectionEnv& env, Worker& worker);
+// Serves the accepted socket `fd`, admitted as `client`, until the client
+// leaves or is disconnected; closes it.
+void serve_connection(int fd, std::unique_ptr<ClientRegistry::Handle> client,
+                      const ConnectionEnv& env, Worker& worker);
 
 }  // namespace commitlog::kv

@@ -3,6 +3,10 @@
 //
 //   commitlog-kv [--config FILE] [--dir DIR] [--port PORT] [--bind ADDR]
 //                [--policy NAME] [--snapshot-interval SECONDS] [--recovery MODE]
+//                [--requirepass PASSWORD | --requirepass-file FILE]
+//                [--protected-mode yes|no] [--maxclients N] [--maxmemory-clients SIZE]
+//                [--timeout SECONDS] [--client-query-buffer-limit SIZE]
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
@@ -30,7 +34,22 @@ struct Args {
   std::string policy;
   double snapshot_interval_s = 60;
   commitlog::RecoveryMode recovery = commitlog::RecoveryMode::kTolerateTornTail;
+  std::string password_file;
+  double timeout_s = 0;
 };
+
+// A CLI11 validator and setter for Redis's memory sizes (client_limits.h).
+void add_memory_option(CLI::App& app, const std::string& name, uint64_t* bytes,
+                       const std::string& description, const std::string& shown_default) {
+  app.add_option_function<std::string>(
+         name, [bytes](const std::string& text) { *bytes = commitlog::kv::parse_memory_size(text).value(); },
+         description)
+      ->check([](const std::string& text) {
+        auto parsed = commitlog::kv::parse_memory_size(text);
+        return parsed.ok() ? std::string() : parsed.status().message();
+      })
+      ->default_str(shown_default);
+}
 
 int run(const Args& args, commitlog::kv::ServerOptions options) {
   using namespace commitlog;
@@ -72,6 +91,22 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
   options.snapshot_interval =
       std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
   options.recovery = args.recovery;
+  options.clients.idle_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
+  if (!args.password_file.empty()) {
+    auto password = kv::read_password_file(args.password_file);
+    if (!password.ok()) {
+      fmt::print(stderr, "commitlog-kv: {}\n", password.status().to_string());
+      return kExitUsage;
+    }
+    options.password = std::move(password).value();
+  }
+  if (Status exposed = kv::check_protected_mode(options.bind, !options.password.empty(),
+                                                options.protected_mode);
+      !exposed.ok()) {
+    fmt::print(stderr, "commitlog-kv: {}\n", exposed.message());
+    return kExitUsage;
+  }
 
   kv::Server server(std::move(options));
   Status started = server.start();
@@ -94,6 +129,10 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // Query buffers past this come from mmap and go back to the system when
+  // freed, so a client disconnected for its memory returns it at once (a
+  // fixed threshold: glibc's own rises after each large free).
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
 
   CLI::App app{"commitlog-kv: a Redis-protocol key-value server on the commit log"};
   Args args;
@@ -127,6 +166,35 @@ int main(int argc, char** argv) {
   app.add_option("--threads", options.threads, "worker threads serving connections")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  auto* pass = app.add_option("--requirepass", options.password,
+                              "password clients must give with AUTH (visible in ps: prefer "
+                              "--requirepass-file)");
+  app.add_option("--requirepass-file", args.password_file,
+                 "file whose first line is the password clients must give with AUTH")
+      ->excludes(pass);
+  app.add_option_function<std::string>(
+         "--protected-mode",
+         [&options](const std::string& v) { options.protected_mode = v == "yes"; },
+         "yes: refuse to listen beyond the loopback without a password; no: allow it")
+      ->check(CLI::IsMember({"yes", "no"}))
+      ->default_str("yes");
+  app.add_option("--maxclients", options.clients.max_clients,
+                 "most clients connected at once; past it a new one gets -ERR max number of "
+                 "clients reached")
+      ->capture_default_str()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
+  add_memory_option(app, "--maxmemory-clients", &options.clients.max_memory,
+                    "bound on the query and reply buffers of all clients together; past it the "
+                    "largest clients are disconnected; 0: none",
+                    "256mb");
+  app.add_option("--timeout", args.timeout_s,
+                 "seconds a client may stay idle before it is disconnected; 0: never")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  add_memory_option(app, "--client-query-buffer-limit", &options.query_buffer_limit,
+                    "largest request a client may send (at most max_mutation_size + 1mb, the "
+                    "default)",
+                    "max_mutation_size + 1mb");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,16 +1,11 @@
 #include "tools/kv/server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <concepts>
 #include <cstdio>
-#include <cstring>
 #include <functional>
 
 #include <boost/fiber/all.hpp>
@@ -32,7 +27,6 @@ Options server_log_defaults() {
 
 namespace {
 
-constexpr size_t kConnectionStack = 256u << 10;
 // Replayed mutations between two looks for a SIGINT or SIGTERM.
 constexpr uint64_t kStopCheckInterval = 256;
 
@@ -51,17 +45,25 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Server::Server(ServerOptions options) : options_(std::move(options)) {
+Server::Server(ServerOptions options) : options_(std::move(options)), auth_(options_.password) {
   log_dir_ = options_.dir + "/commitlog";
   policy_name_ = options_.log.sync_policy;
 }
 
-Server::~Server() {
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-}
+Server::~Server() = default;
 
 Status Server::start() {
   started_at_ = std::chrono::steady_clock::now();
+  const uint64_t max_clients = fit_open_files(options_.clients.max_clients);
+  if (max_clients < options_.clients.max_clients) {
+    fmt::print(stderr,
+               "commitlog-kv: warning: maxclients {} needs {} open files, more than this process "
+               "may open (ulimit -n); maxclients is {}\n",
+               options_.clients.max_clients, options_.clients.max_clients + kReservedFiles,
+               max_clients);
+    options_.clients.max_clients = max_clients;
+  }
+  clients_ = std::make_unique<ClientRegistry>(options_.clients);
   CL_RETURN_IF_ERROR(load());
 
   Options log_options = options_.log;
@@ -84,11 +86,15 @@ Status Server::start() {
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
-  limits.max_bulk = max_bulk;
   limits.max_request = max_bulk + (1u << 20);
+  if (options_.query_buffer_limit > 0) {
+    limits.max_request = std::min<uint64_t>(limits.max_request, options_.query_buffer_limit);
+  }
+  limits.max_bulk = std::min(max_bulk, limits.max_request);
   env_.reset(new ConnectionEnv{store_, limits, counters_,
-                               [this](std::span<const std::string_view> s) { return info(s); }});
-  CL_RETURN_IF_ERROR(listen());
+                               [this](std::span<const std::string_view> s) { return info(s); },
+                               auth_});
+  CL_RETURN_IF_ERROR(listener_.open(options_.bind, options_.port));
   const MetricsSnapshot metrics = log_->metrics();
   const std::string access_mode =
       metrics.disk_access_mode_reason.empty()
@@ -97,17 +103,18 @@ Status Server::start() {
                         metrics.disk_access_mode_reason);
   fmt::print(
       "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {} worker "
-      "thread{}, snapshot every {} ms, commitlog_ext_spin_wait {} us)\n",
-      options_.bind, port_, policy_name_, options_.policy_origin, access_mode, options_.threads,
+      "thread{}, snapshot every {} ms, commitlog_ext_spin_wait {} us, {})\n",
+      options_.bind, listener_.port(), policy_name_, options_.policy_origin, access_mode, options_.threads,
       options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
-      std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
+      std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count(),
+      auth_.required() ? "password required" : "no password");
   std::fflush(stdout);
   return {};
 }
 
 Status Server::load() {
   FileSystem& fs = *options_.log.file_system;
-  CL_RETURN_IF_ERROR(fs.create_dirs(options_.dir));
+  CL_RETURN_IF_ERROR(fs.create_dirs(options_.dir, options_.log.directory_mode));
   auto started = std::chrono::steady_clock::now();
   std::vector<std::string> passed_over;
   auto snapshot = load_newest_snapshot(
@@ -182,79 +189,17 @@ Status Server::load() {
   return {};
 }
 
-Status Server::listen() {
-  sockaddr_storage address{};
-  socklen_t length = 0;
-  if (options_.bind.find(':') != std::string::npos) {
-    auto* a6 = reinterpret_cast<sockaddr_in6*>(&address);
-    a6->sin6_family = AF_INET6;
-    a6->sin6_port = htons(static_cast<uint16_t>(options_.port));
-    if (::inet_pton(AF_INET6, options_.bind.c_str(), &a6->sin6_addr) != 1) {
-      return Status::invalid_argument("--bind: '" + options_.bind + "' is not an IP address");
-    }
-    length = sizeof(sockaddr_in6);
-  } else {
-    auto* a4 = reinterpret_cast<sockaddr_in*>(&address);
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons(static_cast<uint16_t>(options_.port));
-    if (::inet_pton(AF_INET, options_.bind.c_str(), &a4->sin_addr) != 1) {
-      return Status::invalid_argument("--bind: '" + options_.bind + "' is not an IP address");
-    }
-    length = sizeof(sockaddr_in);
-  }
-  listen_fd_ = ::socket(address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) return Status::from_errno(errno, "socket");
-  const int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  const std::string where = options_.bind + ":" + std::to_string(options_.port);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), length) != 0) {
-    return Status::from_errno(errno, "bind " + where);
-  }
-  if (::listen(listen_fd_, 1024) != 0) return Status::from_errno(errno, "listen " + where);
-  length = sizeof address;
-  if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    return Status::from_errno(errno, "getsockname");
-  }
-  port_ = ntohs(address.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&address)->sin6_port
-                                              : reinterpret_cast<sockaddr_in*>(&address)->sin_port);
-  return {};
-}
-
 void Server::worker() {
   EpollScheduler& scheduler = EpollScheduler::install();
   ThreadDurability durability(*log_, scheduler, max_hold_);
   Worker worker{scheduler, durability};
-  boost::fibers::fiber acceptor([this, &worker] { accept_loop(worker); });
+  boost::fibers::fiber acceptor([this, &worker] { listener_.accept_loop(*clients_, *env_, worker); });
   acceptor.join();
   // Stopping: the acceptor is done, but connection fibers may still run on
   // this thread's scheduler and use `durability`. Neither may end before the
   // process does (run() ends it with _Exit), so this thread parks here.
   boost::fibers::promise<void> never;
   never.get_future().wait();
-}
-
-void Server::accept_loop(Worker& worker) {
-  Socket listener(worker.scheduler, listen_fd_, /*owned=*/false);
-  if (!listener.status().ok()) {
-    fmt::print(stderr, "commitlog-kv: {}\n", listener.status().to_string());
-    return;
-  }
-  while (true) {
-    auto fd = listener.accept();
-    if (!accepting_.load()) return;
-    if (!fd.ok()) {
-      // Out of descriptors or memory: let the connections finish, then retry.
-      fmt::print(stderr, "commitlog-kv: {}\n", fd.status().to_string());
-      boost::this_fiber::sleep_for(std::chrono::milliseconds(50));
-      continue;
-    }
-    const int one = 1;
-    ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    boost::fibers::fiber(std::allocator_arg,
-                         boost::fibers::protected_fixedsize_stack(kConnectionStack),
-                         [this, &worker, client = *fd] { serve_connection(client, *env_, worker); })
-        .detach();
-  }
 }
 
 void Server::snapshot_loop() {
@@ -293,7 +238,7 @@ Status Server::maybe_snapshot() {
   Status status = log_->sync();
   // 3. The snapshot: temp file, fsync, rename, fsync of the directory.
   FileSystem& fs = *options_.log.file_system;
-  auto path = status.ok() ? write_snapshot(fs, options_.dir, *image) : Result<std::string>(status);
+  auto path = status.ok() ? write_snapshot(fs, options_.dir, *image, options_.log.file_mode) : Result<std::string>(status);
   // 4. Only now the log before the marker, and the older snapshots, go.
   Status discarded = path.ok() ? log_->discard(kDataTable, image->position) : path.status();
   if (path.ok()) status = remove_old_snapshots(fs, options_.dir, image->position);
@@ -351,8 +296,7 @@ int Server::run() {
   }
   snapshot_cv_.notify_all();
   if (snapshot_thread_.joinable()) snapshot_thread_.join();
-  accepting_.store(false);
-  ::shutdown(listen_fd_, SHUT_RDWR);
+  listener_.stop();
   int code = 0;
   Status status = maybe_snapshot();
   if (!status.ok()) {
@@ -389,7 +333,7 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("redis_version", "7.0.0");
     line("commitlog_kv_version", "0.1.0");
     line("process_id", ::getpid());
-    line("tcp_port", port_);
+    line("tcp_port", listener_.port());
     line("io_threads", options_.threads);
     line("uptime_in_seconds", static_cast<int64_t>(ms_since(started_at_) / 1000));
     out += "\r\n";
@@ -397,11 +341,17 @@ std::string Server::info(std::span<const std::string_view> sections) {
   if (wanted("clients")) {
     out += "# Clients\r\n";
     line("connected_clients", counters_.connected.load());
+    line("maxclients", options_.clients.max_clients);
+    line("maxmemory_clients", options_.clients.max_memory);
+    line("timeout", options_.clients.idle_timeout.count() / 1000.0);
     out += "\r\n";
   }
   if (wanted("stats")) {
     out += "# Stats\r\n";
     line("total_connections_received", counters_.connections_received.load());
+    line("rejected_connections", clients_->rejected());
+    line("evicted_clients", clients_->evicted());
+    line("kv_idle_clients_closed", clients_->timed_out());
     line("total_commands_processed", counters_.commands.load());
     line("total_protocol_errors", counters_.protocol_errors.load());
     line("total_durability_failures", counters_.durability_failures.load());
@@ -411,6 +361,7 @@ std::string Server::info(std::span<const std::string_view> sections) {
   if (wanted("memory")) {
     out += "# Memory\r\n";
     line("kv_data_bytes", store_.bytes());
+    line("mem_clients_normal", clients_->memory());
     out += "\r\n";
   }
   if (wanted("persistence")) {

@@ -3,8 +3,9 @@
 //
 // Threads:
 //   `threads` workers, each with an EpollScheduler: an acceptor fiber (all
-//     share one listening socket) and one fiber per connection; the thread
-//     waits for durability once per round (durability.h);
+//     share one listening socket, listener.h) and one fiber per connection;
+//     the thread waits for durability once per round (durability.h);
+//   with --timeout, the reaper of idle clients (client_limits.h);
 //   the snapshotter: every interval, a snapshot of the table, then the log
 //     discarded up to it (blocking file I/O stays off the workers);
 //   the commit log's own threads (the only fsyncs of writes);
@@ -27,9 +28,12 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
+#include "tools/kv/auth.h"
+#include "tools/kv/client_limits.h"
 #include "tools/kv/connection.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/kv_store.h"
+#include "tools/kv/listener.h"
 
 namespace commitlog::kv {
 
@@ -49,6 +53,12 @@ struct ServerOptions {
   // 0: only at shutdown, or when the log is over commitlog_total_space.
   std::chrono::milliseconds snapshot_interval{60'000};
   RecoveryMode recovery = RecoveryMode::kTolerateTornTail;
+  std::string password;  // empty: none required
+  bool protected_mode = true;
+  ClientLimits clients;
+  // The largest request a client may send (client-query-buffer-limit); 0:
+  // the largest the log takes, max_mutation_size plus 1MiB for the rest.
+  uint64_t query_buffer_limit = 0;
 };
 
 class Server {
@@ -89,9 +99,7 @@ class Server {
   };
 
   Status load();
-  Status listen();
   void worker();
-  void accept_loop(Worker& worker);
   void snapshot_loop();
   // Takes a snapshot if the table changed since the last one.
   Status maybe_snapshot();
@@ -104,11 +112,11 @@ class Server {
   KvStore store_;
   std::unique_ptr<CommitLog> log_;
   ServerCounters counters_;
+  Auth auth_;
+  std::unique_ptr<ClientRegistry> clients_;
   std::unique_ptr<ConnectionEnv> env_;
   StartupReport startup_;
-  int listen_fd_ = -1;
-  std::atomic<bool> accepting_{true};
-  int port_ = 0;
+  Listener listener_;
   std::chrono::steady_clock::time_point started_at_;
 
   std::mutex snapshot_mu_;

@@ -117,11 +117,11 @@ Status walk(std::string_view body, uint64_t entries,
 }  // namespace
 
 Result<std::string> write_snapshot(FileSystem& fs, const std::string& dir,
-                                   const TableImage& image) {
+                                   const TableImage& image, uint32_t permissions) {
   const std::string path = dir + "/" + snapshot_name(image.position);
   const std::string tmp = path + ".tmp";
   if (fs.exists(tmp)) CL_RETURN_IF_ERROR(fs.remove(tmp));
-  auto file = fs.open(tmp, OpenMode::kCreateNew);
+  auto file = fs.open(tmp, OpenMode::kCreateNew, permissions);
   if (!file.ok()) return file.status();
   {
     BlockWriter writer(**file);

@@ -35,9 +35,10 @@
 
 namespace commitlog::kv {
 
-// Writes `image` into `dir`; returns the file's path.
+// Writes `image` into `dir` as a file with `permissions` (FileSystem::open);
+// returns the file's path.
 [[nodiscard]] Result<std::string> write_snapshot(FileSystem& fs, const std::string& dir,
-                                                 const TableImage& image);
+                                                 const TableImage& image, uint32_t permissions);
 
 struct SnapshotInfo {
   std::string path;

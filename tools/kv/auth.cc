@@ -1,0 +1,97 @@
+#include "tools/kv/auth.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+namespace commitlog::kv {
+namespace {
+
+// Redis 7's bounds on an unauthenticated request.
+constexpr uint64_t kUnauthenticatedBulk = 16u << 10;
+constexpr uint64_t kUnauthenticatedArgs = 10;
+
+bool equals_upper(std::string_view word, std::string_view upper) {
+  return word.size() == upper.size() &&
+         std::equal(word.begin(), word.end(), upper.begin(), [](char a, char b) {
+           return std::toupper(static_cast<unsigned char>(a)) == b;
+         });
+}
+
+// Compares without stopping at the first difference, so the time taken
+// says nothing of how much of a guess was right.
+bool same_secret(std::string_view a, std::string_view b) {
+  unsigned char differ = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    differ |= static_cast<unsigned char>(a[i] ^ (b.empty() ? 0 : b[i % b.size()]));
+  }
+  return differ == 0;
+}
+
+bool is_loopback(const std::string& bind) {
+  in_addr a4{};
+  if (::inet_pton(AF_INET, bind.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+  in6_addr a6{};
+  return ::inet_pton(AF_INET6, bind.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+}  // namespace
+
+bool Auth::admit(std::span<const std::string_view> args, bool* authenticated, std::string* out) const {
+  if (equals_upper(args[0], "AUTH")) {
+    if (args.size() < 2) {
+      resp::error(out, "ERR wrong number of arguments for 'auth' command");
+    } else if (args.size() > 3) {
+      resp::error(out, "ERR syntax error");
+    } else if (!required()) {
+      resp::error(out,
+                  "ERR AUTH <password> called without any password configured for the default "
+                  "user. Are you sure your configuration is correct?");
+    } else if (same_secret(args.back(), password_) && (args.size() == 2 || args[1] == "default")) {
+      *authenticated = true;
+      resp::simple(out, "OK");
+    } else {
+      resp::error(out, "WRONGPASS invalid username-password pair or user is disabled.");
+    }
+    return false;
+  }
+  if (!required() || *authenticated || equals_upper(args[0], "QUIT")) return true;
+  resp::error(out, "NOAUTH Authentication required.");
+  return false;
+}
+
+resp::Limits Auth::limits(const resp::Limits& limits, bool authenticated) const {
+  if (!required() || authenticated) return limits;
+  resp::Limits small = limits;
+  small.max_bulk = std::min(small.max_bulk, kUnauthenticatedBulk);
+  small.max_args = std::min(small.max_args, kUnauthenticatedArgs);
+  small.max_request = std::min(small.max_request, kUnauthenticatedBulk * kUnauthenticatedArgs);
+  return small;
+}
+
+Result<std::string> read_password_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::from_errno(errno, "--requirepass-file " + path);
+  std::string password;
+  std::getline(in, password);
+  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (in.bad()) return Status::io_error("--requirepass-file " + path + ": cannot be read");
+  if (password.empty()) {
+    return Status::invalid_argument("--requirepass-file " + path + ": its first line is empty");
+  }
+  return password;
+}
+
+Status check_protected_mode(const std::string& bind, bool password_set, bool protected_mode) {
+  if (!protected_mode || password_set || is_loopback(bind)) return {};
+  return Status::invalid_argument(
+      "--bind " + bind +
+      " accepts clients from other machines, and no password is set (protected mode): set "
+      "--requirepass or --requirepass-file, bind a loopback address such as 127.0.0.1, or give "
+      "--protected-mode no to serve anyone who can reach this port");
+}
+
+}  // namespace commitlog::kv
