@@ -30,6 +30,13 @@ Result<std::unique_ptr<Output>> Output::open(const std::string& path) {
   return std::unique_ptr<Output>(new Output(fd, path, true));
 }
 
+Result<std::unique_ptr<Output>> Output::open_for_append(const std::string& path) {
+  if (path.empty() || path == "-") return open(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::from_errno(errno, "open " + path);
+  return std::unique_ptr<Output>(new Output(fd, path, true));
+}
+
 Output::Output(int fd, std::string name, bool owned)
     : fd_(fd),
       name_(std::move(name)),

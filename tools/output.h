@@ -20,6 +20,9 @@ class Output {
   // existing regular file is refused (kInvalidArgument naming it), never
   // overwritten. "-" or "" is stdout.
   static Result<std::unique_ptr<Output>> open(const std::string& path);
+  // As open(), but an existing regular file is appended to: a resumed tail
+  // continues the stream it wrote before.
+  static Result<std::unique_ptr<Output>> open_for_append(const std::string& path);
   ~Output();
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;

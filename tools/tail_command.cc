@@ -116,7 +116,7 @@ int run_tail(const TailArgs& args) {
   }
   if (fs.exists(args.dir) && !fs.is_directory(args.dir)) return fail(args.dir + " is not a directory", kExitUsage);
   if (!args.follow && !fs.is_directory(args.dir)) return fail(args.dir + " does not exist", kExitUsage);
-  auto out = Output::open(args.out);
+  auto out = Output::open_for_append(args.out);
   if (!out.ok()) return fail(out.status().to_string(), kExitUsage);
   Output& output = **out;
 
