@@ -1,7 +1,5 @@
 #include "commitlog/commit_log.h"
 
-#include <sched.h>
-
 #include "commitlog/archiver.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
@@ -25,20 +23,6 @@ uint16_t segment_flags(const Options& o) {
   if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
          (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
-}
-
-// A spinner and the thread it waits for must run at once: confined to one
-// CPU, a producer spinning through a flush holds off the sync thread that
-// does it (commitlog-kv under `taskset -c 1` with one client: 3,700 SET/s
-// spinning against 5,300 for Redis). The log's threads inherit the opener's
-// CPU set, so that is the one that counts.
-Options with_usable_spin(Options options) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) {
-    options.spin_wait = Duration::zero();
-  }
-  return options;
 }
 
 }  // namespace
@@ -125,15 +109,14 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
 
-  auto impl =
-      std::make_unique<Impl>(with_usable_spin(options), std::move(policy).value(), *first_id);
+  auto impl = std::make_unique<Impl>(options, std::move(policy).value(), *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
   impl->sync_thread = std::make_unique<SyncThread>(
       impl->clock, impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
-      options.compression == Compression::kLz4, impl->options.spin_wait);
+      options.compression == Compression::kLz4);
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 
@@ -292,11 +275,10 @@ MetricsSnapshot CommitLog::metrics() const {
   m.segment_wait_nanos = s.segment_wait_nanos.load();
   m.seal_waits = c.seal_waits.load();
   m.seal_wait_nanos = c.seal_wait_nanos.load();
-  for (const SpinCounters* spins : {&c.idle_spins, &s.waiters.spin_counters()}) {
-    m.spins += spins->spins.load();
-    m.spins_missed += spins->missed.load();
-    m.spin_nanos += spins->nanos.load();
-  }
+  const SpinCounters& spins = s.waiters.spin_counters();
+  m.spins = spins.spins.load();
+  m.spins_missed = spins.missed.load();
+  m.spin_nanos = spins.nanos.load();
   m.commit_waits = s.commit_waits.load();
   m.commit_wait_nanos = s.commit_wait_nanos.load();
   m.sync_latency_us = histogram(c.flush_latency_us, SyncCounters::kGroupSizeBuckets, c.flush_nanos.load() / 1000);
