@@ -50,42 +50,61 @@ FlushPipeline::FlushPipeline(Clock& clock, SegmentChain& chain, DurableWaiters& 
 
 FlushPipeline::~FlushPipeline() { collect(/*wait=*/true); }
 
+void seal_segment(MappedSegment& segment, SyncCounters& counters) {
+  segment.seal();
+  const MappedSegment::PublishWaits waits = segment.take_publish_waits();
+  if (waits.seals == 0) return;
+  counters.seal_waits.fetch_add(waits.seals, std::memory_order_relaxed);
+  counters.seal_wait_nanos.fetch_add(waits.nanos, std::memory_order_relaxed);
+}
+
+// Inline, each segment is committed before the next one is sealed: a mapped
+// segment's marker is in the file as soon as it is written, and a later
+// segment's sealed data must never be on disk while an earlier segment's end
+// is not durable. Overlapped (compressed segments only), the held section
+// headers keep that order instead.
 void FlushPipeline::flush(SyncReason reason, TimePoint started,
                           const std::vector<MappedSegment*>& segments,
                           const std::function<bool()>& asked) {
+  const bool overlap = committer_ != nullptr && estimate_.overlap;
+  if (!overlap) collect(/*wait=*/true);
+  if (stopped_) return;
   Flush flush;
   flush.reason = reason;
   flush.started = started;
   // Headers are held back while anything a reader may already see is not
   // durable yet: the flush in flight, a failed one, this one's earlier segments.
-  bool hold = in_flight_.has_value() || !retry_.empty();
-  std::vector<Item> items;
-  Status error;
+  bool hold = overlap && (in_flight_.has_value() || !retry_.empty());
+  // A failed commit's writes go first (commit_failure_policy ignore); while
+  // overlapping, once the commit in flight is collected.
+  if (!overlap) flush.items = std::exchange(retry_, {});
+  Status status;
+  flush.commit_started = clock_.now();
+  if (!overlap) status = commit(flush);
+  Duration staging{};
   for (MappedSegment* segment : segments) {
+    if (!status.ok()) break;
+    const TimePoint stage_started = clock_.now();
+    seal_segment(*segment, counters_);
     auto staged = segment->stage(hold);
+    staging += clock_.now() - stage_started;
     if (!staged.ok()) {
-      error = staged.status();
+      status = staged.status();
       break;
     }
-    hold = hold || !staged->write.empty();
+    hold = overlap && (hold || !staged->write.empty());
     flush.durable = DurableWaiters::pack(chain_.ordinal(*segment), staged->tail);
-    items.push_back({segment, std::move(staged).value(), segment->take_sealed_entries()});
+    flush.items.push_back({segment, std::move(staged).value(), segment->take_sealed_entries()});
+    if (!overlap) status = commit(flush);
   }
-  average_in(estimate_.stage, clock_.now() - started);
+  average_in(estimate_.stage, staging);
   // This flush's commit starts only once the one in flight has succeeded.
   collect(/*wait=*/true);
-  // A failed commit's writes go first (commit_failure_policy ignore).
-  flush.items = std::exchange(retry_, {});
-  std::move(items.begin(), items.end(), std::back_inserter(flush.items));
-  if (!error.ok()) {
-    retry_ = std::move(flush.items);  // written: committed with the next flush
-    fail(started, error);
-    return;
-  }
-  if (stopped_) return;
-  estimate_.commit_started = clock_.now();
-  if (!committer_ || !estimate_.overlap) {
-    const Status status = commit(flush);
+  flush.items.insert(flush.items.begin(), std::make_move_iterator(retry_.begin()),
+                     std::make_move_iterator(retry_.end()));
+  retry_.clear();
+  if (!overlap || !status.ok()) {
+    flush.commit_finished = clock_.now();
     // Whoever arrived meanwhile had to wait for this commit: overlap the next.
     // A lone producer never makes one due, and keeps the inline commit that
     // costs no thread hand-offs.
@@ -95,9 +114,17 @@ void FlushPipeline::flush(SyncReason reason, TimePoint started,
     finish(std::move(flush), status);
     return;
   }
+  if (stopped_) return;
+  estimate_.commit_started = clock_.now();
   estimate_.overlapped = false;
   in_flight_.emplace(std::move(flush));
-  committer_->start([this] { return commit(*in_flight_); });
+  committer_->start([this] {
+    Flush& flush = *in_flight_;
+    flush.commit_started = clock_.now();
+    Status status = commit(flush);
+    flush.commit_finished = clock_.now();
+    return status;
+  });
 }
 
 void FlushPipeline::collect(bool wait) {
@@ -110,15 +137,13 @@ void FlushPipeline::collect(bool wait) {
   finish(std::move(flush), status);
 }
 
-// Items in order, stopping at the first failure, so that no segment becomes
-// durable before an earlier one.
+// The items not committed yet, in order, stopping at the first failure, so
+// that no segment becomes durable before an earlier one.
 Status FlushPipeline::commit(Flush& flush) {
-  flush.commit_started = clock_.now();
   for (; flush.committed < flush.items.size(); ++flush.committed) {
     const Item& item = flush.items[flush.committed];
     CL_RETURN_IF_ERROR(item.segment->commit(item.staged));
   }
-  flush.commit_finished = clock_.now();
   return {};
 }
 

@@ -1,6 +1,6 @@
-// Makes sealed segments durable for the sync thread (sync_thread.h), in
-// flush order, through each segment's one protocol: stage (the bytes on
-// their way to the file), commit (durable), committed. After a commit the
+// Makes segments durable for the sync thread (sync_thread.h), in flush
+// order, through each segment's one protocol: seal (markers), stage (the
+// bytes on their way to the file), commit (durable), committed. After a commit the
 // segments, the counters, the policy (on_flush), the CommitObserver and the
 // durable watermark learn it, in that order, so a woken producer sees its
 // flush counted.
@@ -47,6 +47,9 @@ struct OverlapEstimate {
   bool worth_it() const;
 };
 
+// Seals `segment` (MappedSegment::seal), counting its waits for producers.
+void seal_segment(MappedSegment& segment, SyncCounters& counters);
+
 class FlushPipeline {
  public:
   // For the policy's SyncState.
@@ -61,9 +64,9 @@ class FlushPipeline {
                 CommitObserver* observer, std::function<void()> on_commit_done);
   ~FlushPipeline();  // collects the commit in flight
 
-  // Makes `segments` (oldest first, sealed since `started`) durable, or
-  // starts their commit on the commit thread. `asked` tells whether a
-  // producer asked for a flush since this one was sealed.
+  // Seals `segments` (oldest first) and makes them durable, or starts their
+  // commit on the commit thread. `started`: when the flush began. `asked`
+  // tells whether a producer asked for a flush since this one was sealed.
   void flush(SyncReason reason, TimePoint started, const std::vector<MappedSegment*>& segments,
              const std::function<bool()>& asked);
   // An overlapped commit is running.

@@ -141,25 +141,16 @@ void SyncThread::execute(const SyncPlan& plan) {
   for (MappedSegment* segment : segments) flush = flush || segment->closed();
   // Cleared before sealing: a producer that asks from here on rides the next flush.
   if (flush) requests_.fetch_and(~uint32_t{kSyncAsked});
-  const TimePoint started = clock_.now();
-  for (MappedSegment* segment : segments) seal(*segment);
   if (flush) {
-    pipeline_.flush(plan.reason, started, segments,
+    pipeline_.flush(plan.reason, clock_.now(), segments,
                     [this] { return (requests_.load() & kSyncAsked) != 0; });
   } else {
+    for (MappedSegment* segment : segments) seal_segment(*segment, counters_);
     last_seal_ = clock_.now();
     counters_.seals.fetch_add(1, std::memory_order_relaxed);
   }
   // After the waiters are woken: their latency does not include it.
   chain_.active()->prepare_ahead();
-}
-
-void SyncThread::seal(MappedSegment& segment) {
-  segment.seal();
-  const MappedSegment::PublishWaits waits = segment.take_publish_waits();
-  if (waits.seals == 0) return;
-  counters_.seal_waits.fetch_add(waits.seals, std::memory_order_relaxed);
-  counters_.seal_wait_nanos.fetch_add(waits.nanos, std::memory_order_relaxed);
 }
 
 // A request that ends this sleep and came before it keeps the thread awake.

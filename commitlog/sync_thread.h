@@ -5,9 +5,9 @@
 //   1. take the requests: close, a segment that filled up, CommitLog::sync();
 //      without one, ask the policy for a plan (SyncPolicy::plan);
 //   2. if the plan is due: seal the unfinished segments oldest first (each
-//      section's marker), and for a flush hand them to the FlushPipeline,
-//      which makes them durable and advances the durable watermark, waking
-//      every producer the flush covers;
+//      section's marker), or for a flush hand them to the FlushPipeline,
+//      which seals them and makes them durable and advances the durable
+//      watermark, waking every producer the flush covers;
 //   3. else sleep until the plan's time, or until woken (the states below).
 // That is the whole loop; how a flush is staged and committed, overlapped or
 // not, is flush_pipeline.h, and the waiting primitive is futex_word.h.
@@ -88,7 +88,6 @@ class SyncThread {
   SyncPlan next_plan(TimePoint now, bool stopping);
   SyncState snapshot(TimePoint now) const;
   void execute(const SyncPlan& plan);
-  void seal(MappedSegment& segment);  // counting the waits for producers' entries
   // Sleeps in `state` until `until` or until a request that ends it.
   void sleep(State state, TimePoint until);
   // Sets `requests` and ends a sleep at least as deep as `at_least`.

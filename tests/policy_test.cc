@@ -164,7 +164,10 @@ TEST_CASE("group: a producer inside the window waits for the window's end, and n
   CHECK(log.flushes() == 2);
 }
 
-TEST_CASE("group: at most one flush per window, no producer waits beyond it, and groups form") {
+// How long each producer waits is the single producer's test above: here
+// producer threads may be preempted for any number of windows of a clock
+// that the test moves.
+TEST_CASE("group: at most one flush per window, and groups form") {
   constexpr Duration kWindow = milliseconds(10);
   constexpr int kProducers = 4, kAppends = 25;
   PolicyLog log("group", group_window(kWindow));
@@ -184,7 +187,7 @@ TEST_CASE("group: at most one flush per window, no producer waits beyond it, and
     last_deadline = deadline;
     log.clock.advance_to(deadline);
   }
-  for (auto& p : producers) CHECK(p->max_wait() <= kWindow);
+  for (auto& p : producers) p->join();
   // Far fewer flushes than appends: that is the point of the window.
   CHECK(log.flushes() < kProducers * kAppends / 2);
 }
