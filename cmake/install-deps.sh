@@ -20,6 +20,7 @@ packages=(
   redis-tools                               # redis-benchmark and redis-cli: the first command's load and checks
   redis-server                              # the peer of commitlog-kv in scripts/kv-bench.sh
   dpkg-dev                                  # dpkg-shlibdeps: the Depends of `cpack -G DEB`
+  file                                      # cpack -G DEB reads binaries' types with it for their Depends
 )
 
 missing=()

@@ -1,6 +1,8 @@
 #include "commitlog/commit_log.h"
 
+#include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
+#include "commitlog/cdc_writer.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
 #include "commitlog/segment_allocator.h"
@@ -19,10 +21,11 @@ Log2Histogram histogram(const std::atomic<uint64_t>* buckets, size_t n, uint64_t
   return h;
 }
 
-uint16_t segment_flags(const Options& o) {
+uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
   if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
-         (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0);
+         (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0) |
+         (mode.mode == DiskAccessMode::kDirect ? format::kFlagWholeBlocks : 0);
 }
 
 }  // namespace
@@ -31,13 +34,14 @@ uint16_t segment_flags(const Options& o) {
 // thread first, allocator last. The chain hands finished segments to the
 // lifecycle on the sync thread.
 struct CommitLog::Impl {
-  Impl(const Options& o, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
+  Impl(const Options& o, AccessModeChoice mode, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
       : options(o),
+        access_mode(std::move(mode)),
         policy(std::move(p)),
-        compression_buffers(o.segment_size, o.max_compression_buffers_in_pool),
+        image_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         clock(*o.clock),
-        allocator(*o.file_system, clock, o.directory, o.segment_size, segment_flags(o), first_id,
-                  &compression_buffers),
+        allocator(*o.file_system, clock, o.directory, o.segment_size, segment_flags(o, access_mode), first_id,
+                  &image_buffers, access_mode.storage()),
         waiters(clock, o.spin_wait),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
@@ -73,18 +77,42 @@ struct CommitLog::Impl {
     return {};
   }
 
+  // A wait on the caller's terms asks the policy's hook as an append that
+  // follows it would, when the wait begins: so a policy that counts waiting
+  // producers (adaptive) counts the waiters, not appends that never wait.
+  // Whatever it answers, the caller waits until durable; a policy that
+  // would not wait (periodic) is asked for a sync, so the wait is not the
+  // rest of its period.
+  Status wait_durable(uint64_t packed) {
+    if (waiters.durable(packed)) return {};
+    const ProducerView view{clock.now(), waiters.last_flush_started()};
+    if (policy->after_append(view) != ProducerAction::kWaitDurable) sync_thread->request_sync();
+    return wait_packed(packed, view.now);
+  }
+
+  Status finish_append(uint64_t packed, AppendWait wait) {
+    switch (wait) {
+      case AppendWait::kPolicy: return apply_policy(packed);
+      case AppendWait::kDurable: return wait_durable(packed);
+      case AppendWait::kNothing: return {};
+    }
+    return {};
+  }
+
   uint64_t nanos_since(TimePoint start) const {
     return static_cast<uint64_t>((clock.now() - start).count());
   }
 
   Options options;
+  const AccessModeChoice access_mode;
   std::unique_ptr<SyncPolicy> policy;
-  BufferPool compression_buffers;  // allocates nothing until a compressed segment asks
+  BufferPool image_buffers;  // allocates nothing until a segment that is not mapped asks
   Clock& clock;
   SegmentAllocator allocator;
   DurableWaiters waiters;
   SegmentChain chain;
   std::unique_ptr<SegmentLifecycle> lifecycle;
+  std::unique_ptr<CdcWriter> cdc;  // with cdc_enabled
   std::unique_ptr<SyncThread> sync_thread;
   std::atomic<bool> closed{false};
   std::atomic<uint64_t> oversized{0}, segment_waits{0}, segment_wait_nanos{0}, commit_waits{0},
@@ -108,15 +136,22 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   if (!policy.ok()) return policy.status();
   auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
+  auto mode = choose_access_mode(options, options.directory);
+  if (!mode.ok()) return mode.status();
 
-  auto impl = std::make_unique<Impl>(options, std::move(policy).value(), *first_id);
+  auto impl = std::make_unique<Impl>(options, std::move(mode).value(), std::move(policy).value(),
+                                     *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
+  if (options.cdc.enabled) {
+    impl->cdc = std::make_unique<CdcWriter>(impl->options);
+    CL_RETURN_IF_ERROR(impl->cdc->start());
+  }
   impl->sync_thread = std::make_unique<SyncThread>(
       impl->clock, impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
-      options.compression == Compression::kLz4);
+      options.compression == Compression::kLz4, impl->cdc.get());
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 
@@ -124,14 +159,16 @@ CommitLog::CommitLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 CommitLog::~CommitLog() { close().ignore(); }
 
-Result<Position> CommitLog::append(uint32_t table, std::span<const std::byte> payload, Deadline deadline) {
+Result<Position> CommitLog::append(uint32_t table, std::span<const std::byte> payload,
+                                   AppendOptions options) {
   const Mutation mutation{table, payload};
-  auto range = append_batch({&mutation, 1}, deadline);
+  auto range = append_batch({&mutation, 1}, options);
   if (!range.ok()) return range.status();
   return range->first;
 }
 
-Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutations, Deadline deadline) {
+Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutations,
+                                              AppendOptions options) {
   Impl& s = *impl_;
   if (mutations.empty()) return Status::invalid_argument("append_batch: no mutations");
   const uint64_t limit = s.options.effective_max_mutation_size();
@@ -146,7 +183,10 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   }
   if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
   if (s.waiters.failed()) return s.waiters.error();
-  CL_RETURN_IF_ERROR(s.lifecycle->admit(deadline));
+  if (s.cdc) {
+    for (const Mutation& m : mutations) CL_RETURN_IF_ERROR(s.cdc->admit(m.table));
+  }
+  CL_RETURN_IF_ERROR(s.lifecycle->admit(options.deadline));
 
   const uint64_t time_us = s.clock.wall_micros();
   const uint64_t direct_threshold = s.options.direct_write_threshold;
@@ -193,7 +233,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     begin = end;
   }
   if (direct_writes != 0) s.direct_writes.fetch_add(direct_writes, std::memory_order_relaxed);
-  CL_RETURN_IF_ERROR(s.apply_policy(last_packed));
+  CL_RETURN_IF_ERROR(s.finish_append(last_packed, options.wait));
   return range;
 }
 
@@ -204,8 +244,7 @@ Status CommitLog::wait_durable(Position position) {
     return Status::invalid_argument("wait_durable: position " + position.to_string() +
                                     " was never appended");
   }
-  return s.wait_packed(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset),
-                       s.clock.now());
+  return s.wait_durable(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset));
 }
 
 Status CommitLog::sync() {
@@ -225,11 +264,14 @@ Status CommitLog::close() {
   if (!s.closed.exchange(true)) {
     s.chain.shut();
     s.sync_thread->stop();
+    if (s.cdc) s.cdc->stop();
     s.lifecycle->stop();
     s.allocator.stop();
   }
   return s.waiters.error();
 }
+
+PolicyPromise CommitLog::policy_promise() const { return impl_->policy->promise(); }
 
 CommitLogStats CommitLog::stats() const {
   const Impl& s = *impl_;
@@ -266,6 +308,9 @@ MetricsSnapshot CommitLog::metrics() const {
   const LifecycleCounters l = s.lifecycle->counters();
   const ThrottleCounters t = s.lifecycle->throttle_counters();
   MetricsSnapshot m;
+  m.disk_access_mode_setting = access_mode_name(s.options.disk_access_mode);
+  m.disk_access_mode = access_mode_name(s.access_mode.mode);
+  m.disk_access_mode_reason = s.access_mode.reason;
   m.mutations_completed = c.flushed_entries.load();
   m.producers_waiting = s.waiters.waiting();
   m.producers_waiting_for_space = t.waiting;
@@ -296,6 +341,14 @@ MetricsSnapshot CommitLog::metrics() const {
   m.archive_failures = l.archive_failures;
   m.delete_failures = l.delete_failures;
   m.flush_requests = l.flush_requests;
+  if (s.cdc) {
+    const CdcCounters cdc = s.cdc->counters();
+    m.cdc_raw_bytes = cdc.raw_bytes;
+    m.cdc_segments_linked = cdc.segments_linked;
+    m.cdc_segments_deleted = cdc.segments_deleted;
+    m.cdc_appends_refused = cdc.appends_refused;
+    m.cdc_failures = cdc.failures;
+  }
   return m;
 }
 

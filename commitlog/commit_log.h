@@ -30,6 +30,7 @@
 #include "commitlog/options.h"
 #include "commitlog/position.h"
 #include "commitlog/status.h"
+#include "commitlog/sync_policy.h"
 
 namespace commitlog {
 
@@ -39,8 +40,24 @@ struct Mutation {
 };
 
 // The latest time an append may wait for space under the hard limit.
-using Deadline = TimePoint;  // steady clock
+using Deadline = TimePoint;  // on the log's clock (Options::clock)
 inline constexpr Deadline kNoDeadline = Deadline::max();
+
+// How long an append waits before it returns its position.
+enum class AppendWait {
+  kPolicy,   // as the sync policy says: periodic returns at once; batch,
+             // group and adaptive wait until durable
+  kDurable,  // until durable, under every policy: as append(kNothing) and
+             // then wait_durable(position)
+  kNothing,  // return at once, under every policy; the sync policy is not
+             // asked (so periodic's lag_block does not hold it either), and
+             // the mutation becomes durable with the next flush or sync()
+};
+
+struct AppendOptions {
+  AppendWait wait = AppendWait::kPolicy;
+  Deadline deadline = kNoDeadline;  // bounds only a wait for space, see append()
+};
 
 struct AppendedRange {
   Position first;  // the first mutation's position
@@ -73,24 +90,27 @@ class CommitLog {
   CommitLog(const CommitLog&) = delete;
   CommitLog& operator=(const CommitLog&) = delete;
 
-  // Appends one mutation and then does what the sync policy says (return at
-  // once, or wait until durable). A payload larger than max_mutation_size is
-  // refused and nothing is written. After a failed sync (commit_failure_policy
-  // stop) every append returns that error.
+  // Appends one mutation and then waits as options.wait says: what the sync
+  // policy says (by default), until durable, or not at all. Returns its
+  // position; with kNothing, wait_durable(position) waits later. A payload
+  // larger than max_mutation_size is refused and nothing is written. After
+  // a failed sync (commit_failure_policy stop) every append returns that
+  // error.
   // Near total_space_hard_limit the append is first delayed, and at the limit
-  // it waits for space (space_throttle.h); if `deadline` passes while it
-  // waits, it returns kTimedOut and nothing was written. The deadline bounds
-  // only that wait, not a wait for durability.
+  // it waits for space (space_throttle.h); if options.deadline passes while
+  // it waits, it returns kTimedOut and nothing was written. The deadline
+  // bounds only that wait, not a wait for durability.
   Result<Position> append(uint32_t table, std::span<const std::byte> payload,
-                          Deadline deadline = kNoDeadline);
-  Result<Position> append(uint32_t table, std::string_view payload, Deadline deadline = kNoDeadline) {
-    return append(table, std::as_bytes(std::span(payload.data(), payload.size())), deadline);
+                          AppendOptions options = {});
+  Result<Position> append(uint32_t table, std::string_view payload, AppendOptions options = {}) {
+    return append(table, std::as_bytes(std::span(payload.data(), payload.size())), options);
   }
   // Appends many mutations with one space reservation per segment they land
-  // in, then applies the policy once for all of them. All or nothing is
-  // validated up front: one oversized mutation refuses the whole batch.
+  // in, then waits once for all of them, as options.wait says. All or
+  // nothing is validated up front: one oversized mutation refuses the whole
+  // batch.
   Result<AppendedRange> append_batch(std::span<const Mutation> mutations,
-                                     Deadline deadline = kNoDeadline);
+                                     AppendOptions options = {});
 
   // Everything of `table` at positions <= up_to is persisted elsewhere (the
   // embedder flushed it): segments clean for every table they hold are
@@ -102,13 +122,24 @@ class CommitLog {
   // kClosed after close().
   Status discard(uint32_t table, Position up_to);
 
-  // Waits until `position` (returned by an append) is durable.
+  // Waits until `position` (returned by an append) is durable, and with it
+  // every position before it. The wait joins the policy's next flush as an
+  // append that follows it would (batch asks for a sync, group waits for
+  // the window, adaptive counts the waiter in its group); under periodic it
+  // asks for a sync, so it lasts about one flush. Returns at once if the
+  // position is durable already. A sync that failed before the position was
+  // durable fails the wait: every wait for a position it covered and, under
+  // commit_failure_policy stop, every later wait and append.
   Status wait_durable(Position position);
   // Makes everything appended so far durable, and waits for it.
   Status sync();
   // Flushes everything, finishes the active segment and stops the log's
   // threads. Further appends fail with kClosed. Idempotent.
   Status close();
+
+  // What an append that follows the sync policy is acknowledged with
+  // (sync_policy.h); constant while the log is open.
+  PolicyPromise policy_promise() const;
 
   CommitLogStats stats() const;
   // Cassandra's commit-log metrics and more; to_json()/to_prometheus() print it.

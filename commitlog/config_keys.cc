@@ -1,10 +1,12 @@
 #include "commitlog/config_keys.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "commitlog/access_mode.h"
 #include "commitlog/policy_registry.h"
 
 namespace commitlog::config {
@@ -25,7 +27,6 @@ constexpr uint64_t kSegmentLimit = 2048 * cv::kMiB;
 constexpr uint64_t kMaxCompressionBuffers = 1024;
 
 constexpr Harmless kAnyValue{[](std::string_view) { return true; }, "any value"};
-constexpr Harmless kFalse{[](std::string_view v) { return cv::parse_bool(v) == false; }, "`false`"};
 
 std::string known_policy(const Options& o) {
   const std::vector<std::string> names = PolicyRegistry::global().names();
@@ -59,28 +60,28 @@ std::string hard_limit_rule(const Options& o) {
 }
 
 std::string access_mode_rule(const Options& o) {
-  const bool compressed = o.compression != Compression::kNone;
-  switch (o.disk_access_mode) {
-    case DiskAccessMode::kMmap:
-      return compressed ? "cannot write compressed segments (commitlog_compression is set): use standard or legacy"
-                        : "";
-    case DiskAccessMode::kStandard:
-      return compressed ? ""
-                        : "without commitlog_compression is not available in this build: use mmap, legacy or auto";
-    case DiskAccessMode::kDirect: return "is not available in this build: use mmap, legacy or auto";
-    case DiskAccessMode::kLegacy:
-    case DiskAccessMode::kAuto: return "";
+  if (o.disk_access_mode == DiskAccessMode::kMmap && o.compression != Compression::kNone) {
+    return "cannot write compressed segments (commitlog_compression is set): use standard, direct, legacy or auto";
   }
   return "";
 }
 
-// legacy and auto name the mode they come to.
+// The directory a log there would probe for direct I/O: commitlog_directory,
+// or before the log creates it, its nearest existing parent.
+std::string probe_dir(const Options& o) {
+  std::filesystem::path dir = o.directory;
+  while (!o.file_system->is_directory(dir.string()) && dir.has_relative_path() && dir != dir.parent_path()) {
+    dir = dir.parent_path();
+  }
+  return dir.empty() ? "." : dir.string();
+}
+
+// legacy and auto name the mode they come to, and direct where it is refused.
 std::string access_mode_in_effect(const Options& o) {
-  const std::string legacy = o.compression == Compression::kNone ? "mmap, as commitlog_compression is not set"
-                                                                 : "standard, as commitlog_compression is set";
-  if (o.disk_access_mode == DiskAccessMode::kLegacy) return legacy;
-  if (o.disk_access_mode == DiskAccessMode::kAuto) return "legacy's choice here: " + legacy;
-  return "";
+  auto choice = choose_access_mode(o, probe_dir(o));
+  if (!choice.ok()) return "refused here: " + choice.status().message();
+  if (choice->reason.empty()) return "";
+  return std::string(access_mode_name(choice->mode)) + ", " + choice->reason;
 }
 
 std::vector<std::pair<std::string, DiskAccessMode>> access_mode_names() {
@@ -142,7 +143,8 @@ std::vector<KeySpec> make_keys() {
        .zero_means = "none"},
       {.name = "commitlog_max_compression_buffers_in_pool",
        .type = count([](auto& o) -> auto& { return o.max_compression_buffers_in_pool; }),
-       .doc = "With compression: how many segment-sized buffers may exist at once (the memory bound).",
+       .doc = "With compression, or disk access mode standard or direct: how many segment-sized buffers may exist "
+              "at once (the memory bound).",
        .check = [](const Options& o) -> std::string {
          const uint64_t n = o.max_compression_buffers_in_pool;
          return n >= 1 && n <= kMaxCompressionBuffers ? "" : "must be from 1 to 1024";
@@ -151,7 +153,7 @@ std::vector<KeySpec> make_keys() {
        .type = choice([](auto& o) -> auto& { return o.disk_access_mode; }, "a disk access mode",
                       access_mode_names()),
        .doc = "How segments are written: mmap, standard (pwrite), direct (O_DIRECT), legacy (mmap, or standard when "
-              "compressed) or auto (the best here).",
+              "compressed) or auto (direct where O_DIRECT works in commitlog_directory, else legacy).",
        .check = access_mode_rule,
        .depends_on = "commitlog_compression",
        .in_effect = access_mode_in_effect},
@@ -211,14 +213,36 @@ std::vector<KeySpec> make_keys() {
        },
        .zero_means = "never"},
 
-      {.name = "cdc_enabled", .doc = "Change data capture.", .harmless = &kFalse},
-      {.name = "cdc_raw_directory", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
-      {.name = "cdc_total_space", .old_name = "cdc_total_space_in_mb", .doc = "Used only with cdc_enabled.",
-       .harmless = &kAnyValue},
-      {.name = "cdc_free_space_check_interval", .old_name = "cdc_free_space_check_interval_ms",
-       .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
-      {.name = "cdc_block_writes", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
-      {.name = "cdc_on_repair_enabled", .doc = "Used only with cdc_enabled.", .harmless = &kAnyValue},
+      {.name = "cdc_enabled",
+       .type = boolean([](auto& o) -> auto& { return o.cdc.enabled; }),
+       .doc = "Change data capture: segments holding CDC tables' mutations are hard-linked into "
+              "cdc_raw_directory, with a _cdc.idx file saying how far each is durable."},
+      {.name = "cdc_raw_directory",
+       .type = text([](auto& o) -> auto& { return o.cdc.raw_directory; }, "a directory path"),
+       .doc = "Where CDC links its segments; the consumer deletes what it has read.",
+       .zero_means = "cdc_raw beside commitlog_directory"},
+      {.name = "cdc_total_space",
+       .old_name = "cdc_total_space_in_mb",
+       .type = size([](auto& o) -> auto& { return o.cdc.total_space; }, kCassandraMiB),
+       .doc = "The most cdc_raw_directory may hold; cdc_block_writes says what happens over it.",
+       .zero_means = "min(4096MiB, 1/8 of its volume)"},
+      {.name = "cdc_free_space_check_interval",
+       .old_name = "cdc_free_space_check_interval_ms",
+       .type = duration([](auto& o) -> auto& { return o.cdc.free_space_check_interval; }, kCassandraMs),
+       .doc = "How often the size of cdc_raw_directory is measured again.",
+       .check = [](const Options& o) -> std::string {
+         return o.cdc.free_space_check_interval > Duration::zero() ? "" : "must be greater than 0";
+       }},
+      {.name = "cdc_block_writes",
+       .type = boolean([](auto& o) -> auto& { return o.cdc.block_writes; }),
+       .doc = "Over cdc_total_space: true refuses appends of CDC tables; false deletes the oldest files in "
+              "cdc_raw_directory."},
+      {.name = "commitlog_ext_cdc_tables",
+       .type = table_list([](auto& o) -> auto& { return o.cdc.tables; }),
+       .doc = "The tables whose mutations CDC captures.",
+       .zero_means = "every table"},
+
+      {.name = "cdc_on_repair_enabled", .doc = "Streamed data is captured like any other here.", .harmless = &kAnyValue},
       {.name = "commitlog_sync_batch_window_in_ms",
        .doc = "Cassandra 3's batch window; batch here syncs as soon as an append asks, as Cassandra 4's does."},
       {.name = "commitlog_periodic_queue_size", .doc = "Cassandra 2's queue of periodic appends."},

@@ -229,6 +229,38 @@ ValueType boolean(Access<bool> field) {
           .old_syntax = {}};
 }
 
+ValueType table_list(Access<std::vector<uint32_t>> field) {
+  constexpr std::string_view kExpected = "a list of table ids (e.g. [1, 7])";
+  return {.read =
+              [field, kExpected](const Setting& s, Options& o, Problems& problems) {
+                if (!s.value.IsSequence()) {
+                  return problems.error(s, fmt::format("is {}, expected {}", type_name(s.value), kExpected));
+                }
+                std::vector<uint32_t> tables;
+                for (const YAML::Node& item : s.value) {
+                  uint32_t id = 0;
+                  const std::string text = item.IsScalar() ? item.Scalar() : std::string();
+                  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+                  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+                    return problems.error(s, fmt::format("holds '{}', not a table id (0 to 4294967295)", show(item)));
+                  }
+                  tables.push_back(id);
+                }
+                field.set(o, std::move(tables));
+              },
+          .print =
+              [field](const Options& o) {
+                const std::vector<uint32_t> tables = field.get(o);
+                if (tables.empty()) return YAML::Node();
+                YAML::Node list(YAML::NodeType::Sequence);
+                for (uint32_t id : tables) list.push_back(std::to_string(id));
+                return list;
+              },
+          .is_zero = [field](const Options& o) { return field.get(o).empty(); },
+          .syntax = std::string(kExpected),
+          .old_syntax = {}};
+}
+
 ValueType choice(Access<int> field, std::string noun, std::vector<std::pair<std::string, int>> names) {
   const std::string expected = list_text(names);
   return {.read =

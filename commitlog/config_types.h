@@ -96,6 +96,8 @@ ValueType duration(Access<Duration> field, DurationRule rule);
 ValueType size(Access<uint64_t> field, SizeRule rule);
 ValueType count(Access<uint64_t> field);
 ValueType boolean(Access<bool> field);
+// A yaml list of table ids.
+ValueType table_list(Access<std::vector<uint32_t>> field);
 // One of `names`' first members; `noun` says what they are ("a commit failure policy").
 ValueType choice(Access<int> field, std::string noun, std::vector<std::pair<std::string, int>> names);
 // commitlog_compression: {class_name: LZ4Compressor, parameters: ...}.
@@ -111,6 +113,8 @@ template <typename Field>
 ValueType count(Field field) { return count(access(field)); }
 template <typename Field>
 ValueType boolean(Field field) { return boolean(access(field)); }
+template <typename Field>
+ValueType table_list(Field field) { return table_list(access(field)); }
 template <typename Field>
 ValueType compression(Field field) { return compression(access(field)); }
 template <typename Field>

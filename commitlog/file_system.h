@@ -89,6 +89,13 @@ class FileSystem {
   // device (tmpfs, or no O_DIRECT). May create a file in `dir` to find out;
   // leaves none behind. The default: kNotSupported.
   virtual Result<uint64_t> direct_io_block_size(const std::string& dir);
+  // Gives the file at `from` a second name `to` (a hard link), durable like a
+  // create: with sync_dir() of `to`'s directory. Fails if `to` exists. The
+  // default: kNotSupported.
+  virtual Status link(const std::string& from, const std::string& to);
+  // The size in bytes of the volume holding `dir` (statvfs). The default:
+  // kNotSupported.
+  virtual Result<uint64_t> volume_bytes(const std::string& dir);
 };
 
 // The real file system (POSIX). Never null; lives for the whole process.

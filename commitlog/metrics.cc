@@ -71,6 +71,9 @@ std::string to_json(const MetricsSnapshot& m) {
   Json by_reason = Json::object();
   for (size_t r = 0; r < m.syncs_by_reason.size(); ++r) by_reason[reason_name(r)] = m.syncs_by_reason[r];
   const Json j = {
+      {"disk_access_mode_setting", m.disk_access_mode_setting},
+      {"disk_access_mode", m.disk_access_mode},
+      {"disk_access_mode_reason", m.disk_access_mode_reason},
       {"mutations_completed", m.mutations_completed},
       {"producers_waiting", m.producers_waiting},
       {"producers_waiting_for_space", m.producers_waiting_for_space},
@@ -100,12 +103,20 @@ std::string to_json(const MetricsSnapshot& m) {
       {"archive_failures", m.archive_failures},
       {"delete_failures", m.delete_failures},
       {"flush_requests", m.flush_requests},
+      {"cdc_raw_bytes", m.cdc_raw_bytes},
+      {"cdc_segments_linked", m.cdc_segments_linked},
+      {"cdc_segments_deleted", m.cdc_segments_deleted},
+      {"cdc_appends_refused", m.cdc_appends_refused},
+      {"cdc_failures", m.cdc_failures},
   };
   return j.dump(2);
 }
 
 std::string to_prometheus(const MetricsSnapshot& m) {
   Exposition e;
+  e.family("disk_access_mode_info", "gauge", "1: segments are written in this mode, set as `setting`.");
+  e.sample("disk_access_mode_info", 1,
+           fmt::format("mode=\"{}\",setting=\"{}\"", m.disk_access_mode, m.disk_access_mode_setting));
   e.single("mutations_completed_total", "counter", "Mutations made durable.", m.mutations_completed);
   e.family("producers_waiting", "gauge", "Producers waiting now, for durability (commit) or for space.");
   e.sample("producers_waiting", m.producers_waiting, "for=\"commit\"");
@@ -154,6 +165,12 @@ std::string to_prometheus(const MetricsSnapshot& m) {
   e.single("delete_failures_total", "counter", "Failed segment removals; those segments are kept.",
            m.delete_failures);
   e.single("flush_requests_total", "counter", "Flush requests made over commitlog_total_space.", m.flush_requests);
+  e.single("cdc_raw_bytes", "gauge", "Bytes in cdc_raw_directory, last measured.", m.cdc_raw_bytes);
+  e.single("cdc_segments_linked_total", "counter", "Segments linked into cdc_raw_directory.", m.cdc_segments_linked);
+  e.single("cdc_segments_deleted_total", "counter", "Segments deleted from cdc_raw_directory for cdc_total_space.",
+           m.cdc_segments_deleted);
+  e.single("cdc_appends_refused_total", "counter", "CDC appends refused over cdc_total_space.", m.cdc_appends_refused);
+  e.single("cdc_failures_total", "counter", "CDC links, index writes or deletions that failed.", m.cdc_failures);
   return e.take();
 }
 

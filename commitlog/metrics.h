@@ -30,6 +30,12 @@ struct Log2Histogram {
 inline constexpr size_t kSyncReasons = 8;  // SyncReason values
 
 struct MetricsSnapshot {
+  // commitlog_disk_access_mode as set (e.g. "auto"), the mode segments are
+  // written in ("mmap", "standard" or "direct") and, for legacy and auto,
+  // why ("as O_DIRECT works in data/commitlog").
+  std::string disk_access_mode_setting;
+  std::string disk_access_mode;
+  std::string disk_access_mode_reason;
   uint64_t mutations_completed = 0;          // mutations made durable
   uint64_t producers_waiting = 0;            // for durability, now
   uint64_t producers_waiting_for_space = 0;  // at the hard limit, now
@@ -61,6 +67,12 @@ struct MetricsSnapshot {
   uint64_t archive_failures = 0;             // segments kept because archiving failed
   uint64_t delete_failures = 0;              // segments kept because removing failed
   uint64_t flush_requests = 0;               // calls of Options::on_flush_request
+  // Change data capture (cdc_enabled; commitlog/cdc_options.h).
+  uint64_t cdc_raw_bytes = 0;                // cdc_raw_directory's size, last measured
+  uint64_t cdc_segments_linked = 0;
+  uint64_t cdc_segments_deleted = 0;         // to stay within cdc_total_space
+  uint64_t cdc_appends_refused = 0;          // over cdc_total_space (cdc_block_writes)
+  uint64_t cdc_failures = 0;                 // links, idx writes, deletions that failed
 };
 
 // One JSON object; times in nanoseconds, histograms as

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "commitlog/cdc_options.h"
 #include "commitlog/clock.h"
 #include "commitlog/file_system.h"
 #include "commitlog/policy_registry.h"
@@ -24,7 +25,7 @@ enum class Compression { kNone, kLz4 };
 // with Cassandra 5's names and meaning.
 enum class DiskAccessMode {
   kLegacy,    // Cassandra 4's: mmap for plain segments, standard for compressed ones
-  kAuto,      // the mode that does best on this platform, chosen at open
+  kAuto,      // chosen at open: direct where the directory has O_DIRECT, else legacy
   kMmap,      // a shared mapping of the file, made durable with msync; plain only
   kStandard,  // each flush's bytes with a buffered pwrite, then fdatasync
   kDirect,    // each flush's blocks with O_DIRECT, then made durable
@@ -81,8 +82,9 @@ struct Options {
   // Largest accepted mutation payload; unset means segment_size / 2.
   std::optional<uint64_t> max_mutation_size;  // max_mutation_size
   Compression compression = Compression::kNone;  // commitlog_compression
-  // Segment-sized buffers compressed segments may hold at once
-  // (commitlog_max_compression_buffers_in_pool): the memory bound of compression.
+  // Segment-sized buffers compressed segments, and those written standard or
+  // direct, may hold at once (commitlog_max_compression_buffers_in_pool):
+  // the memory bound of segments that are not mapped.
   uint64_t max_compression_buffers_in_pool = 3;
   DiskAccessMode disk_access_mode = DiskAccessMode::kLegacy;  // commitlog_disk_access_mode
   // Payloads of at least this many bytes bypass the segment's image
@@ -113,6 +115,7 @@ struct Options {
   // answering one client); it costs up to the wait in CPU per flush, and on a
   // process confined to one CPU every spin runs out and backs off.
   Duration spin_wait = Duration::zero();
+  CdcOptions cdc;  // change data capture (cdc_*)
 
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.

@@ -20,7 +20,7 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::
 
 SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir,
                                    uint64_t capacity, uint16_t flags, uint64_t first_id,
-                                   BufferPool* pool)
+                                   BufferPool* pool, StorageMode mode)
     : fs_(fs),
       clock_(clock),
       dir_(std::move(dir)),
@@ -28,6 +28,7 @@ SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::stri
       flags_(flags),
       first_id_(first_id),
       pool_(pool),
+      mode_(mode),
       next_id_(first_id),
       thread_([this] { run(); }) {}
 
@@ -61,7 +62,7 @@ void SegmentAllocator::run() {
     const uint64_t id = next_id_;
     SegmentFileInfo info{id, capacity_, flags_, id == first_id_ ? 0 : id - 1};
     lock.unlock();
-    auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_);
+    auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_, mode_);
     lock.lock();
     if (segment.ok()) {
       ready_ = std::move(segment).value();

@@ -27,10 +27,10 @@ namespace commitlog {
 
 class SegmentAllocator {
  public:
-  // `pool` (may be null for plain segments) must outlive the allocator.
+  // `pool` (may be null for mapped plain segments) must outlive the allocator.
   // `clock` must outlive the allocator and its segments.
   SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir, uint64_t capacity,
-                   uint16_t flags, uint64_t first_id, BufferPool* pool = nullptr);
+                   uint16_t flags, uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {});
   ~SegmentAllocator();  // stop()
 
   // Stops the thread and removes a prepared, unused segment. Idempotent;
@@ -53,6 +53,7 @@ class SegmentAllocator {
   const uint16_t flags_;
   const uint64_t first_id_;
   BufferPool* const pool_;
+  const StorageMode mode_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_;                  // wakes the allocator thread
   boost::fibers::condition_variable_any ready_cv_;  // wakes take(): suspends only a fiber

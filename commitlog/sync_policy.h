@@ -4,6 +4,18 @@
 //      wait) -- the one hook, as in Cassandra's commit log services;
 //   2. plan(): when the log's sync thread next seals (writes a marker) or
 //      flushes (marker plus msync/fdatasync).
+// and states one thing, promise(): what an append that follows it
+// (AppendWait::kPolicy) is acknowledged with, for callers that wait on their
+// own terms.
+//
+// The hook runs when a producer starts to need its mutation durable: after
+// an append that follows the policy (AppendWait::kPolicy), and for an append
+// that waits on the caller's terms (kDurable, or kNothing and a later
+// CommitLog::wait_durable()) when that wait begins, if the mutation is not
+// durable by then. A wait on the caller's terms always waits until durable:
+// an answer of kReturn or kWaitForSyncToCatchUp there asks for a sync and
+// waits, so plan() must flush soon when sync_requested is set (periodic
+// flushes at once).
 // The sync thread, the markers and the waking of producers live in
 // commitlog/; a policy only answers questions, so it can be tested with
 // scripted states and an injected clock.
@@ -72,6 +84,18 @@ struct SyncPlan {
   SyncReason reason = SyncReason::kWindow;
 };
 
+// What an append that follows the policy is acknowledged with.
+struct PolicyPromise {
+  // The append returns only once its mutation is durable (batch, group,
+  // adaptive); false: it may return before (periodic).
+  bool acknowledges_durable = true;
+  // The longest plan() holds a flush back, after a producer started
+  // waiting, to let more producers join it (group: the window; adaptive:
+  // its latency cap; batch: none). A caller that gathers its own group
+  // before waiting (commitlog-kv) holds at most this long.
+  Duration max_added_delay{};
+};
+
 class SyncPolicy {
  public:
   virtual ~SyncPolicy() = default;
@@ -80,6 +104,9 @@ class SyncPolicy {
   virtual SyncPlan plan(const SyncState& state) = 0;
   // After each flush, for policies that learn from measurements.
   virtual void on_flush(Duration /*duration*/, size_t /*mutations*/) {}
+  // Constant for the policy's life. The default suits a policy whose
+  // producers wait for durability and that adds no delay of its own.
+  virtual PolicyPromise promise() const { return {}; }
 };
 
 }  // namespace commitlog

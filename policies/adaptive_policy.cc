@@ -1,31 +1,23 @@
 // adaptive: batch's latency when producers are few, a group's throughput when
-// they are many, with no fixed window (issue 9; the rule is explained, with
-// its constants, in docs/adaptive.md).
+// they are many, with no fixed window (the rule is explained, with its
+// constants, in docs/design.md, "The adaptive policy").
 //
 // Producers ask for a sync and wait, as with batch: a sync starts as soon as
 // someone waits and none is running, and whatever arrives during a sync forms
 // the next group. The policy adds one thing: a short delay right after a
 // flush, while the producers that flush released are expected to append
-// again. Without it, producers that append again as soon as they are released
-// split into two cohorts that take turns -- one waits for the running sync
-// while the other is in it -- and each sync carries only half of them.
-//
-// The rule, evaluated each time the sync thread wakes with a producer waiting
-// (while it holds a sync back, the arrival that turns the test below to "flush
-// now" wakes it):
+// again -- the group hold of policies/group_hold.h, evaluated each time the
+// sync thread wakes with a producer waiting, with latency_cap as its cap and
+// these measures:
 //   S        sync duration (moving average);
 //   R        how long after a flush the last producer it released appends
 //            again (moving average, sampled when the next flush ends, so it
 //            counts the stragglers that arrived during that flush);
 //   F        when the last flush finished;  G  the producers it released;
 //   r        arrivals since F;  g  arrivals since the last flush started: the
-//            pending group;  pending = G - r: released, not back yet;
-//   d        max(0, F + R - now): the wait until they are expected back.
-//   Flush now   if pending == 0, or pending * S <= g * d: waiting makes the
-//               group (g + pending) / g times larger and each sync cycle
-//               (S + d) / S times longer, so it pays only if pending/g > d/S.
-//   Otherwise   hold until min(F + min(latency_cap, S), F + kLateFactor * R),
-//               or until the last of them is back (pending reaches 0).
+//            pending group;  pending = G - r: released, not back yet.
+// While it holds a sync back, the arrival that turns the rule to "flush now"
+// (or the last of the released) asks for a sync and so wakes the thread.
 // Bound by the CPU instead, the test does not apply. A producer that a flush
 // released counts as waiting until its thread or fiber runs, so the waiting
 // producers beyond the pending group are queued for the CPU. When they are
@@ -39,42 +31,23 @@
 // producer is its own released group: it is never held.
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 
 #include "policies/builtin.h"
+#include "policies/group_hold.h"
 
 namespace commitlog {
 namespace {
 
 using Nanos = std::chrono::duration<double, std::nano>;
 
-// Weight of a new sample in the moving averages: about the last 4 flushes
-// count, so a change of load is followed within a few syncs and one slow
-// fdatasync is smoothed.
-constexpr double kEwmaWeight = 0.25;
-// Released producers not back by kLateFactor * R are late: stop holding. R
-// averages the last return of each flush's group, and the groups differ (the
-// slowest producer is not in every one), so the slowest can take a few R.
-constexpr double kLateFactor = 3.0;
 // Bound by the CPU when the producers queued for it would take this many
-// caps to come back at the arrival rate. With a 2 ms cap on 2 CPUs, in a
-// traced run: 10,000 fibers queued at least one cap's worth in 86% of the
-// decisions, 100,000 fibers at least four in 97%; 8 to 256 threads less than
-// half a cap's worth in every decision, 1,000 fibers less than one.
+// caps to come back at the arrival rate. One cap: then the queued cannot all
+// come back within a hold anyway. Thread producers bound by the disk queue
+// far less than a cap's worth; tens of thousands of fibers on a few threads
+// queue a cap's worth or more.
 constexpr double kQueuedCaps = 1.0;
-
-// An exponentially weighted moving average, unknown until its first sample.
-class Average {
- public:
-  void add(double sample) { value_ = known() ? value_ + kEwmaWeight * (sample - value_) : sample; }
-  bool known() const { return value_ >= 0; }
-  double value() const { return value_; }
-
- private:
-  double value_ = -1;
-};
 
 class AdaptivePolicy final : public SyncPolicy {
  public:
@@ -113,25 +86,18 @@ class AdaptivePolicy final : public SyncPolicy {
       return hold_until(s, count, reason, s.last_flush_finished + cap_, 0);
     }
     const uint64_t pending = released_ > r ? released_ - r : 0;
-    if (!s.has_unflushed || g == 0 || pending == 0 || !sync_ns_.known() || !return_ns_.known()) {
+    if (!s.has_unflushed || !sync_ns_.known() || !return_ns_.known()) {
       return flush_now(s, count, reason);
     }
-    const double sync = sync_ns_.value();
-    const TimePoint back = s.last_flush_finished + ceil(return_ns_.value());
-    const TimePoint late = s.last_flush_finished + ceil(kLateFactor * return_ns_.value());
-    const double d = std::max(0.0, Nanos(back - s.now).count());
-    const TimePoint at = std::min(s.last_flush_finished + std::min(cap_, ceil(sync)), late);
-    const bool gains = static_cast<double>(pending) * sync > static_cast<double>(g) * d;
-    if (!gains || at <= s.now) return flush_now(s, count, reason);
-    // The arrival count at which the test above turns to "flush now", with
-    // d as of now (d only shrinks, so this is never too late): all released
-    // back, or enough of the group there. That arrival wakes the thread.
-    const uint64_t all_back = release_base_ + released_;
-    const double flip =
-        (static_cast<double>(all_back) * sync + static_cast<double>(group_base_) * d) / (sync + d);
-    const uint64_t wake_at = std::min(all_back, static_cast<uint64_t>(std::ceil(flip)));
-    return hold_until(s, count, reason, at, std::max(wake_at, count + 1));
+    const GroupHoldState hold{s.now, s.last_flush_finished, pending, g, sync_ns_.value(),
+                              return_ns_.value(), cap_};
+    const std::optional<TimePoint> at = hold_group_until(hold);
+    if (!at) return flush_now(s, count, reason);
+    // The arrival that turns the rule to "flush now" wakes the thread.
+    return hold_until(s, count, reason, *at, count + std::max<uint64_t>(returns_to_end_hold(hold), 1));
   }
+
+  PolicyPromise promise() const override { return {.max_added_delay = cap_}; }
 
   void on_flush(Duration duration, size_t /*mutations*/) override {
     sync_ns_.add(Nanos(duration).count());
@@ -151,7 +117,6 @@ class AdaptivePolicy final : public SyncPolicy {
   }
 
  private:
-  static Duration ceil(double nanos) { return std::chrono::ceil<Duration>(Nanos(nanos)); }
   static TimePoint time(int64_t ns) { return TimePoint(Duration(ns)); }
 
   // `g` of the waiting producers are the pending group; the rest were
@@ -200,9 +165,9 @@ class AdaptivePolicy final : public SyncPolicy {
 
   const Duration cap_;
   // Sync-thread state.
-  Average sync_ns_;                  // S
-  Average return_ns_;                // R
-  Average arrivals_per_ns_;          // arrival rate between flush starts
+  MovingAverage sync_ns_;            // S
+  MovingAverage return_ns_;          // R
+  MovingAverage arrivals_per_ns_;    // arrival rate between flush starts
   TimePoint rate_since_{};           // the last flush start plan() made
   uint64_t rate_base_ = 0;           // arrivals then
   uint64_t group_base_ = 0;          // arrivals when the pending group opened

@@ -17,6 +17,7 @@ class GroupPolicy final : public SyncPolicy {
     if (!s.has_unflushed) return {};
     return {SyncPlan::Kind::kFlush, s.last_flush_started + window_, SyncReason::kWindow};
   }
+  PolicyPromise promise() const override { return {.max_added_delay = window_}; }
 
  private:
   const Duration window_;

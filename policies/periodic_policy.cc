@@ -2,7 +2,11 @@
 // writes a marker about every marker interval in between, so a process crash
 // (not a power loss) loses at most about one marker interval. Producers block
 // only while the last completed flush started more than lag_block ago
-// (Cassandra's PeriodicCommitLogService).
+// (Cassandra's PeriodicCommitLogService). A producer that waits for
+// durability on its own terms (AppendWait::kDurable, wait_durable()) asks
+// for a sync, and the flush starts at once: it waits about one flush, not
+// the rest of the period, and producers that ask during a flush ride the
+// next, as with batch.
 #include <algorithm>
 
 #include "policies/builtin.h"
@@ -20,6 +24,7 @@ class PeriodicPolicy final : public SyncPolicy {
                                                      : ProducerAction::kReturn;
   }
   SyncPlan plan(const SyncState& s) override {
+    if (s.sync_requested) return {SyncPlan::Kind::kFlush, s.now, SyncReason::kProducerRequest};
     // The flush runs even when nothing was written: its start time is what
     // producers compare with lag_block.
     SyncPlan flush{SyncPlan::Kind::kFlush, s.last_flush_started + period_, SyncReason::kPeriod};
@@ -27,6 +32,7 @@ class PeriodicPolicy final : public SyncPolicy {
     SyncPlan marker{SyncPlan::Kind::kSeal, s.last_seal + marker_interval_, SyncReason::kMarker};
     return marker.at < flush.at ? marker : flush;
   }
+  PolicyPromise promise() const override { return {.acknowledges_durable = false}; }
 
  private:
   const Duration period_, marker_interval_, lag_block_;

@@ -10,7 +10,7 @@
 #           raw-direct (pre-written, O_DIRECT+O_DSYNC)
 #   lz4     the same loads with kv payloads, LZ4 on standard and direct
 #   large   1 MiB and 4 MiB at 1..16 threads, the direct route on and off,
-#           every mode against raw-direct (MB/s; the Ozone seed's table)
+#           every mode against raw-direct (MB/s, as in Apache Ozone's comparison)
 #   raw     the disk alone: fallocated against pre-written files, and
 #           fdatasync against O_DSYNC after O_DIRECT writes, 100 B to 1 MiB
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long kill -9 loop (docs/crash-testing.md): start `commitlog stress`, kill
+# The long kill -9 loop (docs/testing.md): start `commitlog stress`, kill
 # it with SIGKILL after a random delay, restart it (it replays the log and each
 # producer goes on after its last replayed mutation), and repeat. Every EPOCH
 # cycles, one clean run and `commitlog stress --check`, then a fresh directory,

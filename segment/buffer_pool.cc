@@ -1,6 +1,7 @@
 #include "segment/buffer_pool.h"
 
 #include <cstring>
+#include <new>
 
 namespace commitlog {
 
@@ -9,10 +10,12 @@ PooledBuffer::~PooledBuffer() {
 }
 
 BufferPool::BufferPool(size_t buffer_size, size_t max_buffers)
-    : buffer_size_(buffer_size), max_buffers_(max_buffers == 0 ? 1 : max_buffers) {}
+    : buffer_size_(buffer_size),
+      allocated_size_((buffer_size + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment),
+      max_buffers_(max_buffers == 0 ? 1 : max_buffers) {}
 
 PooledBuffer BufferPool::acquire() {
-  std::unique_ptr<std::byte[]> bytes;
+  AlignedBytes bytes;
   {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return out_ < max_buffers_; });
@@ -22,16 +25,16 @@ PooledBuffer BufferPool::acquire() {
       free_.pop_back();
     }
   }
-  // Zeroed outside the lock: a reused image must not show old entries.
-  if (bytes) {
-    std::memset(bytes.get(), 0, buffer_size_);
-  } else {
-    bytes.reset(new std::byte[buffer_size_]());
+  if (!bytes) {
+    bytes.reset(static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, allocated_size_)));
+    if (!bytes) throw std::bad_alloc();
   }
+  // Zeroed outside the lock: a reused image must not show old entries.
+  std::memset(bytes.get(), 0, allocated_size_);
   return PooledBuffer(this, std::move(bytes));
 }
 
-void BufferPool::release(std::unique_ptr<std::byte[]> bytes) {
+void BufferPool::release(AlignedBytes bytes) {
   {
     std::lock_guard lock(mu_);
     --out_;

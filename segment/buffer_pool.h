@@ -1,8 +1,14 @@
 // A small bounded pool of equally sized, zeroed buffers: the in-memory images
-// of compressed segments (Cassandra's commitlog_max_compression_buffers_in_pool).
+// of segments that are not mapped (compressed ones, and those written with
+// commitlog_disk_access_mode standard or direct), bounded as Cassandra's
+// commitlog_max_compression_buffers_in_pool bounds its compression buffers.
 // acquire() blocks while every buffer is in use, which bounds the memory of
-// compressed segments in flight and pushes back on producers through the
-// segment allocator.
+// such segments in flight and pushes back on producers through the segment
+// allocator.
+//
+// Each buffer starts at a multiple of kBufferAlignment and is zeroed to
+// buffer_size() rounded up to it, so direct I/O can write any block of it
+// whole (blocks are powers of two up to that alignment).
 //
 // Thread-safety: all members are thread-safe. The pool must outlive every
 // buffer it handed out.
@@ -10,17 +16,27 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "segment/format.h"
+
 namespace commitlog {
+
+inline constexpr size_t kBufferAlignment = format::kMaxDirectBlock;
 
 class BufferPool;
 
+struct FreeBytes {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<std::byte, FreeBytes>;
+
 class PooledBuffer {
  public:
-  PooledBuffer(BufferPool* pool, std::unique_ptr<std::byte[]> bytes) : pool_(pool), bytes_(std::move(bytes)) {}
+  PooledBuffer(BufferPool* pool, AlignedBytes bytes) : pool_(pool), bytes_(std::move(bytes)) {}
   PooledBuffer(PooledBuffer&&) = default;
   PooledBuffer& operator=(PooledBuffer&&) = delete;
   ~PooledBuffer();  // gives the buffer back
@@ -28,7 +44,7 @@ class PooledBuffer {
 
  private:
   BufferPool* pool_;
-  std::unique_ptr<std::byte[]> bytes_;
+  AlignedBytes bytes_;
 };
 
 class BufferPool {
@@ -40,14 +56,15 @@ class BufferPool {
 
  private:
   friend class PooledBuffer;
-  void release(std::unique_ptr<std::byte[]> bytes);
+  void release(AlignedBytes bytes);
 
   const size_t buffer_size_;
+  const size_t allocated_size_;  // buffer_size_ rounded up to kBufferAlignment
   const size_t max_buffers_;
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t out_ = 0;                               // guarded by mu_
-  std::vector<std::unique_ptr<std::byte[]>> free_;  // guarded by mu_
+  size_t out_ = 0;                  // guarded by mu_
+  std::vector<AlignedBytes> free_;  // guarded by mu_
 };
 
 }  // namespace commitlog

@@ -13,11 +13,13 @@
 #include <cstring>
 #include <memory>
 
+#include "segment/format.h"
+
 namespace commitlog {
 namespace {
 
-constexpr uint64_t kMinBlock = 4096;
-constexpr uint64_t kMaxBlock = 64 * 1024;
+constexpr uint64_t kMinBlock = format::kMinDirectBlock;
+constexpr uint64_t kMaxBlock = format::kMaxDirectBlock;
 
 Status unsupported(const std::string& dir, const std::string& why) {
   return Status::not_supported("direct I/O in " + dir + ": " + why);

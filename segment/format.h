@@ -43,7 +43,15 @@ inline constexpr uint16_t kFlagFlushGroups = 1u << 1;
 // damage to flushed bytes. Needs capacities below 2^32. Set on every segment
 // this build writes, plain or compressed.
 inline constexpr uint16_t kFlagSyncedMarks = 1u << 2;
-inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks;
+// With kFlagLz4Sections: the file is written in whole blocks of direct I/O
+// (commitlog_disk_access_mode direct), so its size is what the sections
+// allocated (kCompressedAllocationStep) rounded up to a block, a power of two
+// from 4 KiB to kMaxDirectBlock. Readers that do not know this bit refuse the
+// segment instead of taking it for a cut file.
+inline constexpr uint16_t kFlagWholeBlocks = 1u << 3;
+inline constexpr uint64_t kMinDirectBlock = 4096;
+inline constexpr uint64_t kMaxDirectBlock = 64 * 1024;
+inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks | kFlagWholeBlocks;
 
 // File header.
 inline constexpr size_t kHeaderSize = 64;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "segment/block_file.h"
 #include "segment/checksum.h"
 #include "segment/codec.h"
 #include "segment/file_name.h"
@@ -30,12 +31,41 @@ std::atomic_ref<uint32_t> length_field(std::byte* entry) {
   return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(entry));
 }
 
+Result<std::unique_ptr<File>> open_direct(FileSystem& fs, const std::string& path, uint64_t block_size) {
+  auto file = fs.open(path, OpenMode::kReadWriteDirect);
+  if (!file.ok()) return file.status();
+  return make_block_file(std::move(file).value(), block_size);
+}
+
+// `created`: the new, empty file at `path`.
+Result<std::unique_ptr<SegmentStorage>> make_storage(FileSystem& fs, const std::string& path,
+                                                     std::unique_ptr<File> created,
+                                                     std::optional<PooledBuffer> buffer,
+                                                     const SegmentFileInfo& info, StorageMode mode,
+                                                     std::span<const std::byte> header) {
+  if ((info.flags & format::kFlagLz4Sections) != 0) {
+    auto file = mode.io == SegmentIo::kDirect ? open_direct(fs, path, mode.block_size)
+                                              : Result<std::unique_ptr<File>>(std::move(created));
+    if (!file.ok()) return file.status();
+    return make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, info.capacity,
+                                   (info.flags & format::kFlagFlushGroups) != 0, header);
+  }
+  switch (mode.io) {
+    case SegmentIo::kMapped: return make_mapped_storage(std::move(created), info.capacity, header);
+    case SegmentIo::kStandard:
+      return make_standard_storage(std::move(created), std::move(*buffer), info.capacity, header);
+    case SegmentIo::kDirect:
+      return make_direct_storage(fs, path, std::move(*buffer), info.capacity, mode.block_size, header);
+  }
+  return Status::invalid_argument("unknown segment I/O");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const Clock& clock,
                                                              const std::string& dir,
                                                              SegmentFileInfo info,
-                                                             BufferPool* pool) {
+                                                             BufferPool* pool, StorageMode mode) {
   if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
       info.capacity % format::kAlignment != 0) {
     return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
@@ -47,8 +77,12 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
                                     " does not fit the 32-bit offsets of synced markers");
   }
   const bool compressed = (info.flags & format::kFlagLz4Sections) != 0;
-  if (compressed && (pool == nullptr || pool->buffer_size() < info.capacity)) {
-    return Status::invalid_argument("a compressed segment needs a buffer pool of segment-sized buffers");
+  const bool pooled = compressed || mode.io != SegmentIo::kMapped;
+  if (pooled && (pool == nullptr || pool->buffer_size() < info.capacity)) {
+    return Status::invalid_argument("a segment not mapped needs a buffer pool of segment-sized buffers");
+  }
+  if (compressed && (mode.io == SegmentIo::kDirect) != ((info.flags & format::kFlagWholeBlocks) != 0)) {
+    return Status::invalid_argument("a compressed segment has kFlagWholeBlocks exactly when written with direct I/O");
   }
   std::byte header[format::kHeaderSize];
   encode_segment_header({format::kFormatVersion, info.flags, info.id, clock.wall_micros(), info.capacity, info.previous_id},
@@ -56,15 +90,11 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
 
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
   std::optional<PooledBuffer> buffer;
-  if (compressed) buffer.emplace(pool->acquire());
+  if (pooled) buffer.emplace(pool->acquire());
   std::string path = dir + "/" + segment_file_name(info.id);
   auto file = fs.open(path, OpenMode::kCreateNew);
   if (!file.ok()) return file.status();
-  auto storage = compressed
-                     ? make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id,
-                                               info.capacity,
-                                               (info.flags & format::kFlagFlushGroups) != 0, header)
-                     : make_mapped_storage(std::move(file).value(), info.capacity, header);
+  auto storage = make_storage(fs, path, std::move(file).value(), std::move(buffer), info, mode, header);
   // The new name must be durable before anything in it is acknowledged.
   Status made = storage.ok() ? fs.sync_dir(dir) : storage.status();
   if (!made.ok()) {

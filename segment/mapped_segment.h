@@ -1,7 +1,7 @@
 // One segment file being written. Its image (format.h) is the mmapped file
-// itself, or for compressed segments a pooled buffer whose changed ranges each
-// flush stores as LZ4 sections (segment_storage.h); everything here works on
-// the image alone.
+// itself, or a pooled buffer whose changed ranges each flush writes to the
+// file, as they are or as LZ4 sections (segment_storage.h); everything here
+// works on the image alone.
 //
 // Producers reserve space with reserve() (one compare-and-swap on the segment's
 // allocation offset, no lock), then write_entry() copies the payload straight
@@ -55,14 +55,15 @@ struct TableExtent {
 class MappedSegment {
  public:
   // Creates `dir`/CommitLog-<v>-<id>.log (preallocated and mapped, or, with
-  // kFlagLz4Sections in info.flags, backed by a buffer from `pool`), writes and
-  // syncs its header, and syncs the directory. Runs on the allocator thread.
-  // A compressed segment takes direct payloads only with kFlagFlushGroups.
+  // kFlagLz4Sections in info.flags or a `mode` other than kMapped, backed by a
+  // buffer from `pool`), writes and syncs its header, and syncs the directory.
+  // Runs on the allocator thread. A compressed segment takes direct payloads
+  // only with kFlagFlushGroups; a compressed kDirect one needs kFlagWholeBlocks.
   // `clock` times the seals' waits for producers; it must outlive the segment.
   static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const Clock& clock,
                                                        const std::string& dir,
                                                        SegmentFileInfo info,
-                                                       BufferPool* pool = nullptr);
+                                                       BufferPool* pool = nullptr, StorageMode mode = {});
 
   uint64_t id() const { return info_.id; }
   uint64_t capacity() const { return info_.capacity; }
@@ -109,6 +110,9 @@ class MappedSegment {
   void committed(const Staged& staged);
   // True once the end marker is written and flushed.
   bool finished() const { return finished_; }
+  // Sync thread: the image below this offset is durable and final (once
+  // finished(), the end marker's offset). A replay finds every entry below it.
+  uint64_t durable_offset() const { return synced_; }
   // Unmaps and closes the file (and gives back the buffer) of a finished segment.
   void release_file();
   // Image bytes made durable and the file bytes that took (compression ratio).

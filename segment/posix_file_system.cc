@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -203,6 +204,17 @@ class PosixFileSystem final : public FileSystem {
   Result<uint64_t> direct_io_block_size(const std::string& dir) override {
     return probe_direct_io_block_size(dir);
   }
+
+  Status link(const std::string& from, const std::string& to) override {
+    if (::link(from.c_str(), to.c_str()) != 0) return Status::from_errno(errno, "link " + from + " to " + to);
+    return {};
+  }
+
+  Result<uint64_t> volume_bytes(const std::string& dir) override {
+    struct statvfs vfs {};
+    if (::statvfs(dir.c_str(), &vfs) != 0) return Status::from_errno(errno, "statvfs " + dir);
+    return static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
+  }
 };
 
 }  // namespace
@@ -214,6 +226,14 @@ Status File::write_at_durable(uint64_t offset, std::span<const std::byte> data) 
 
 Result<uint64_t> FileSystem::direct_io_block_size(const std::string& dir) {
   return Status::not_supported("direct I/O in " + dir + ": this file system does not offer it");
+}
+
+Status FileSystem::link(const std::string& from, const std::string& to) {
+  return Status::not_supported("link " + from + " to " + to + ": this file system has no hard links");
+}
+
+Result<uint64_t> FileSystem::volume_bytes(const std::string& dir) {
+  return Status::not_supported("the size of the volume of " + dir + ": this file system does not say");
 }
 
 FileSystem* posix_file_system() {

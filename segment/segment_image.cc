@@ -146,10 +146,19 @@ class ImageBuilder {
   void stop() {
     const uint64_t size = file_.size();
     const uint64_t step = std::min(format::kCompressedAllocationStep, header_.capacity);
-    if (size != allocated_ && size < allocated_ + step) {
+    if (size != allocated_ && size < allocated_ + step && !whole_blocks_of_allocation(size)) {
       image_.damage.push_back({size, allocated_ > size ? allocated_ - size : 0, DamageKind::kTruncated, true,
                                chain_});
     }
+  }
+
+  // kFlagWholeBlocks: the allocation rounded up to a direct I/O block.
+  bool whole_blocks_of_allocation(uint64_t size) const {
+    if ((header_.flags & format::kFlagWholeBlocks) == 0) return false;
+    for (uint64_t block = format::kMinDirectBlock; block <= format::kMaxDirectBlock; block *= 2) {
+      if (size == (allocated_ + block - 1) / block * block) return true;
+    }
+    return false;
   }
 
   void apply_group() {

@@ -1,20 +1,26 @@
 // Where a segment's image lives while it is written, and how a range of it
-// becomes durable. Every storage implements the one protocol the segment
-// writer (mapped_segment.h) drives:
+// becomes durable (commitlog_disk_access_mode). Every storage implements the
+// one protocol the segment writer (mapped_segment.h) drives:
 //
 //   producers:   write_direct()   (optional; a large payload bypassing the image)
 //   sync thread: stage(range)     the range's bytes on their way to the file
 //   any thread:  commit(staged)   durable
 //   sync thread: count_committed(staged), after commit() succeeded
 //
-// Two storages exist:
+// The storages:
 //  - mapped: the image is the mmapped file; stage() writes nothing (the
 //    mapping is the file), commit() is msync of the range.
+//  - standard: the image is a pooled buffer; stage() pwrites the range to the
+//    file at the same offset, commit() fdatasyncs.
+//  - direct: the image is a pooled buffer; stage() writes the whole blocks
+//    holding the range with O_DIRECT, commit() makes them durable.
 //  - compressed: the image is a pooled buffer; stage() compresses the range
-//    with LZ4 and writes it at the file's end as one group of sections
-//    (format.h), commit() is fdatasync.
-// A storage for another disk access mode (a buffered pwrite, O_DIRECT) is one
-// more implementation of this class; nothing above the segment changes.
+//    with LZ4 and appends it to the file as one group of sections (format.h),
+//    through a plain File (standard) or a BlockFile (direct,
+//    segment/block_file.h); commit() fdatasyncs.
+// The segment writer works on the image only, so all of them share its
+// reservation, publication and marker logic. A large payload may instead take
+// the direct route (write_direct), which leaves its range of the image zero.
 //
 // Thread-safety: image() bytes are written by producers in disjoint
 // reservations, and so is write_direct(); stage() and count_committed() are
@@ -26,6 +32,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "segment/buffer_pool.h"
@@ -96,6 +103,13 @@ class SegmentStorage {
   uint64_t file_bytes_ = 0;
 };
 
+// How a segment's image reaches its file.
+enum class SegmentIo { kMapped, kStandard, kDirect };
+struct StorageMode {
+  SegmentIo io = SegmentIo::kMapped;
+  uint64_t block_size = 0;  // kDirect: FileSystem::direct_io_block_size()
+};
+
 // Preallocates and maps `file` (capacity bytes) and writes `header` into it, durably.
 Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File> file,
                                                             uint64_t capacity,
@@ -105,5 +119,22 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
 Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
     std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
     bool flush_groups, std::span<const std::byte> header);
+
+// Pre-writes `file` with the image (`header`, then zeros) to capacity bytes
+// in 4 KiB pwrites and syncs it; the image is `buffer`. Overwriting written
+// blocks spares each fdatasync the extent changes a fallocated file's first
+// writes make; 4 KiB writes keep the page cache from building large folios,
+// each of which a small write would dirty and an fdatasync write back whole.
+Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
+                                                              uint64_t capacity,
+                                                              std::span<const std::byte> header);
+// Opens `path` (an existing, empty file) for direct I/O, pre-writes it with
+// the image (`header`, then zeros) to capacity rounded up to
+// `block_size` and syncs it; the image is `buffer`. `block_size`: a power of
+// two from 4096 to kBufferAlignment (FileSystem::direct_io_block_size()).
+Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, const std::string& path,
+                                                            PooledBuffer buffer, uint64_t capacity,
+                                                            uint64_t block_size,
+                                                            std::span<const std::byte> header);
 
 }  // namespace commitlog

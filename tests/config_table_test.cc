@@ -21,9 +21,6 @@
 #ifndef COMMITLOG_SOURCE_DIR
 #define COMMITLOG_SOURCE_DIR "/work/main"
 #endif
-#ifndef COMMITLOG_SHARED_DIR
-#define COMMITLOG_SHARED_DIR "/work/shared"
-#endif
 
 namespace commitlog {
 namespace {
@@ -84,12 +81,11 @@ TEST_CASE("config table: an unknown key far from every known one is silent unles
 }
 
 TEST_CASE("config table: an unsupported Cassandra key warns only when its value asks for something") {
-  for (const char* silent : {"cdc_enabled: false", "cdc_enabled: no", "cdc_raw_directory: /var/lib/cassandra/cdc_raw",
-                             "cdc_total_space_in_mb: 4096"}) {
+  for (const char* silent : {"cdc_on_repair_enabled: true", "cdc_on_repair_enabled: false"}) {
     INFO(silent);
     CHECK(load_ok(silent).warnings.empty());
   }
-  for (const char* asks : {"cdc_enabled: true", "commitlog_sync_batch_window_in_ms: 2"}) {
+  for (const char* asks : {"commitlog_periodic_queue_size: 5", "commitlog_sync_batch_window_in_ms: 2"}) {
     INFO(asks);
     const LoadedConfig c = load_ok(asks);
     REQUIRE(c.warnings.size() == 1);
@@ -98,11 +94,11 @@ TEST_CASE("config table: an unsupported Cassandra key warns only when its value 
 }
 
 TEST_CASE("config table: strict loading makes every warning an error") {
-  const std::string message = load_failure("comitlog_sync: batch\ncdc_enabled: true\n", {.strict = true});
+  const std::string message = load_failure("comitlog_sync: batch\ncommitlog_periodic_queue_size: 5\n", {.strict = true});
   CHECK(lines_of(message) ==
         std::vector<std::string>{
             "t.yaml:1: comitlog_sync is not a known key and is ignored; did you mean commitlog_sync?",
-            "t.yaml:2: cdc_enabled is not supported and is ignored"});
+            "t.yaml:2: commitlog_periodic_queue_size is not supported and is ignored"});
   CHECK(load_config_string("commitlog_sync: batch\ncdc_enabled: false\n", "t.yaml", {.strict = true}).ok());
 }
 
@@ -213,6 +209,16 @@ const char* const kRoundTrips[] = {
     "commitlog_ext_direct_write_threshold: 64KiB",
     "commitlog_ext_spin_wait: 50us",
     "commitlog_ext_spin_wait: 0ms",
+    "cdc_enabled: true",
+    "cdc_enabled: false",
+    "cdc_raw_directory: /var/lib/cassandra/cdc_raw",
+    "cdc_total_space: 4096MiB",
+    "cdc_total_space_in_mb: 100",
+    "cdc_free_space_check_interval: 250ms",
+    "cdc_free_space_check_interval_ms: 1000",
+    "cdc_block_writes: false",
+    "commitlog_ext_cdc_tables: [1, 7]",
+    "commitlog_ext_cdc_tables: [4294967295]",
 };
 
 void check_round_trip(const LoadedConfig& first, const std::string& name) {
@@ -247,7 +253,7 @@ TEST_CASE("config table: the yaml output of every fixture and of conf/commitlog.
   std::vector<std::string> files = {COMMITLOG_SOURCE_DIR "/conf/commitlog.yaml"};
   for (const char* f : {"cassandra-3.0.yaml", "cassandra-3.11.yaml", "cassandra-4.0.yaml",
                         "cassandra-4.1-or-5.0.yaml", "cassandra-5.x-trunk.yaml"}) {
-    files.push_back(std::string(COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/") + f);
+    files.push_back(std::string(COMMITLOG_FIXTURES_DIR "/cassandra-yaml/") + f);
   }
   for (const std::string& file : files) {
     INFO(file);

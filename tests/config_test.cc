@@ -13,9 +13,6 @@
 #include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
-#ifndef COMMITLOG_SHARED_DIR
-#define COMMITLOG_SHARED_DIR "/work/shared"
-#endif
 #ifndef COMMITLOG_SOURCE_DIR
 #define COMMITLOG_SOURCE_DIR "/work/main"
 #endif
@@ -108,7 +105,7 @@ TEST_CASE("config: the five cassandra.yaml fixtures load with Cassandra's defaul
       {"cassandra-5.x-trunk.yaml", 612, 614, 638, 466, {}},
   };
   for (const Fixture& f : fixtures) {
-    const std::string path = std::string(COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/") + f.file;
+    const std::string path = std::string(COMMITLOG_FIXTURES_DIR "/cassandra-yaml/") + f.file;
     INFO(path);
     Result<LoadedConfig> loaded = load_config_file(path);
     INFO(loaded.status().to_string());
@@ -422,16 +419,18 @@ TEST_CASE("config: effective settings say where each value came from") {
       "commitlog_sync_period_in_ms: 2000\n"     // 2
       "commitlog_periodic_queue_size: 5\n"      // 3: ours but unsupported
       "commitlog_directory:\n"                  // 4: empty: unset
-      "cdc_enabled: true\n"                     // 5: unsupported
+      "commitlog_sync_batch_window_in_ms: 2\n"  // 5: unsupported
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 19);
+  REQUIRE(c.settings.size() == 25);
   CHECK(c.settings.front().key == "commitlog_directory");
   CHECK(setting(c, "commitlog_ext_direct_write_threshold").value == "1MiB");
-  CHECK(c.settings.back().key == "commitlog_ext_spin_wait");
-  CHECK(c.settings.back().value == "0ms");
-  CHECK(c.settings.back().note == "never");
+  CHECK(setting(c, "commitlog_ext_spin_wait").value == "0ms");
+  CHECK(setting(c, "commitlog_ext_spin_wait").note == "never");
+  CHECK(c.settings.back().key == "commitlog_ext_cdc_tables");
+  CHECK(c.settings.back().value == "");
+  CHECK(c.settings.back().note == "every table");
   const ConfigValue& period = setting(c, "commitlog_sync_period");
   CHECK(period.source == ConfigSource::kFile);
   CHECK(period.line == 2);
@@ -451,7 +450,7 @@ TEST_CASE("config: effective settings say where each value came from") {
   CHECK(setting(c, "commitlog_compression").note == "none");
   REQUIRE(c.warnings.size() == 4);
   CHECK(c.warnings[0] == "t.yaml:3: commitlog_periodic_queue_size is not supported and is ignored");
-  CHECK(c.warnings[1].starts_with("t.yaml:5: cdc_enabled "));
+  CHECK(c.warnings[1].starts_with("t.yaml:5: commitlog_sync_batch_window_in_ms "));
   CHECK(c.warnings[2].starts_with("t.yaml:6: periodic_commitlog_sync_lag_block_x "));
   CHECK(c.warnings[3].starts_with("t.yaml:7: commitlog_ext_marker_intervall "));
 }
@@ -475,8 +474,8 @@ TEST_CASE("config: the `commitlog config` subcommand") {
   CHECK(code == 0);
   CHECK(text.find("commitlog_sync_period") != std::string::npos);
   CHECK(text.find("commitlog.yaml:") != std::string::npos);
-  auto [json_code, json] = run_cli("config --format json " COMMITLOG_SHARED_DIR
-                                   "/fixtures/cassandra-yaml/cassandra-5.x-trunk.yaml");
+  auto [json_code, json] = run_cli("config --format json " COMMITLOG_FIXTURES_DIR
+                                   "/cassandra-yaml/cassandra-5.x-trunk.yaml");
   CHECK(json_code == 0);
   CHECK(json.find("\"key\": \"commitlog_sync_period\"") != std::string::npos);
   CHECK(json.find("\"note\": \"unlimited\"") != std::string::npos);

@@ -1,10 +1,11 @@
-// commitlog_disk_access_mode: its values load, the combinations this build
-// cannot write are refused by the loader and by CommitLog::open naming the
-// key and value, `commitlog config` names the mode legacy and auto come to,
-// and Cassandra 5's yaml, which sets the key, loads without a warning for it.
+// commitlog_disk_access_mode: its values load, mmap with compression is
+// refused by the loader naming the key and value, `commitlog config` names
+// the mode legacy and auto come to and why, and where direct is refused, and
+// Cassandra 5's yaml, which sets the key, loads without a warning for it.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "commitlog/commit_log.h"
@@ -13,9 +14,6 @@
 #include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
-#ifndef COMMITLOG_SHARED_DIR
-#define COMMITLOG_SHARED_DIR "/work/shared"
-#endif
 
 namespace commitlog {
 namespace {
@@ -32,20 +30,17 @@ ConfigValue setting(const LoadedConfig& config) {
   return *it;
 }
 
-TEST_CASE("disk access mode: each value loads into Options") {
-  const std::pair<const char*, DiskAccessMode> cases[] = {{"legacy", DiskAccessMode::kLegacy},
-                                                          {"auto", DiskAccessMode::kAuto},
-                                                          {"mmap", DiskAccessMode::kMmap}};
-  for (const auto& [name, mode] : cases) {
-    INFO(name);
-    auto config = load(std::string("commitlog_disk_access_mode: ") + name + "\n");
-    REQUIRE_MESSAGE(config.ok(), config.status().to_string());
-    CHECK(config->options.disk_access_mode == mode);
-    CHECK(config->warnings.empty());
+TEST_CASE("disk access mode: each value loads into Options, plain and compressed") {
+  for (const auto& [name, mode] : kDiskAccessModes) {
+    for (const std::string compression : {"", kLz4}) {
+      if (mode == DiskAccessMode::kMmap && !compression.empty()) continue;
+      INFO(name << compression);
+      auto config = load(compression + "commitlog_disk_access_mode: " + std::string(name) + "\n");
+      REQUIRE_MESSAGE(config.ok(), config.status().to_string());
+      CHECK(config->options.disk_access_mode == mode);
+      CHECK(config->warnings.empty());
+    }
   }
-  auto standard = load(std::string(kLz4) + "commitlog_disk_access_mode: standard\n");
-  REQUIRE_MESSAGE(standard.ok(), standard.status().to_string());
-  CHECK(standard->options.disk_access_mode == DiskAccessMode::kStandard);
 }
 
 TEST_CASE("disk access mode: the default is legacy") {
@@ -75,28 +70,17 @@ TEST_CASE("disk access mode: mmap with compression is refused at the key's line"
       "t.yaml:3: commitlog_disk_access_mode: 'mmap' cannot write compressed"));
 }
 
-TEST_CASE("disk access mode: the modes this build cannot write are refused by the loader") {
-  for (const char* yaml :
-       {"commitlog_disk_access_mode: direct\n", "commitlog_disk_access_mode: standard\n"}) {
-    INFO(yaml);
-    auto config = load(yaml);
-    REQUIRE_FALSE(config.ok());
-    CHECK(config.status().message().find("is not available in this build") != std::string::npos);
-  }
-}
-
-TEST_CASE(
-    "disk access mode: CommitLog::open refuses a mode this build cannot write, naming key and "
-    "value") {
+TEST_CASE("disk access mode: direct is refused where the directory has no O_DIRECT, before any file is made") {
   testing::FaultFileSystem fs;
+  fs.set_direct_io_block_size(0);
   Options o;
   o.directory = "/log";
   o.file_system = &fs;
   o.disk_access_mode = DiskAccessMode::kDirect;
   auto log = CommitLog::open(o);
   REQUIRE_FALSE(log.ok());
-  CHECK(log.status().code() == ErrorCode::kInvalidArgument);
-  CHECK(log.status().message().starts_with("commitlog_disk_access_mode (direct) is not available"));
+  CHECK(log.status().code() == ErrorCode::kNotSupported);
+  CHECK(log.status().message().starts_with("commitlog_disk_access_mode (direct): direct I/O in /log"));
   CHECK(fs.files().empty());
 }
 
@@ -105,13 +89,24 @@ TEST_CASE("disk access mode: legacy and auto say which mode they come to") {
         "mmap, as commitlog_compression is not set");
   CHECK(setting(load(std::string(kLz4)).value()).note ==
         "standard, as commitlog_compression is set");
-  CHECK(setting(load("commitlog_disk_access_mode: auto\n").value())
-            .note.ends_with(": mmap, as commitlog_compression is not set"));
   CHECK(setting(load("commitlog_disk_access_mode: mmap\n").value()).note.empty());
+  CHECK(setting(load("commitlog_disk_access_mode: direct\n").value()).note.empty());
+  testing::TempDir dir;
+  const std::string in_dir = "commitlog_directory: " + dir.path() + "/log\n";
+  CHECK(setting(load(in_dir + "commitlog_disk_access_mode: auto\n").value()).note ==
+        "direct, as O_DIRECT works in " + dir.path());
+  // tmpfs, where the machine has one there.
+  if (std::filesystem::is_directory("/dev/shm")) {
+    const std::string shm = "commitlog_directory: /dev/shm/commitlog-test-none\n";
+    CHECK(setting(load(shm + "commitlog_disk_access_mode: auto\n").value())
+              .note.starts_with("mmap, legacy's choice, as direct I/O in /dev/shm: it is on tmpfs"));
+    CHECK(setting(load(shm + "commitlog_disk_access_mode: direct\n").value())
+              .note.starts_with("refused here: commitlog_disk_access_mode (direct): direct I/O in /dev/shm"));
+  }
 }
 
 TEST_CASE("disk access mode: Cassandra 5's yaml sets legacy and loads with no warning for it") {
-  const std::string path = COMMITLOG_SHARED_DIR "/fixtures/cassandra-yaml/cassandra-5.x-trunk.yaml";
+  const std::string path = COMMITLOG_FIXTURES_DIR "/cassandra-yaml/cassandra-5.x-trunk.yaml";
   auto config = load_config_file(path);
   REQUIRE_MESSAGE(config.ok(), config.status().to_string());
   for (const std::string& w : config->warnings)
@@ -135,7 +130,7 @@ TEST_CASE("disk access mode: commitlog config prints the key, its value and the 
   const size_t at = run.out.find("commitlog_disk_access_mode");
   REQUIRE(at != std::string::npos);
   const std::string line = run.out.substr(at, run.out.find('\n', at) - at);
-  CHECK(line.find("auto (legacy's choice here: mmap") != std::string::npos);
+  CHECK(line.find("auto (direct, as O_DIRECT works in ") != std::string::npos);
   CHECK(line.find(yaml + ":1") != std::string::npos);
 }
 #endif

@@ -382,6 +382,40 @@ TEST_CASE("io fault: compressed segments fail cleanly on pwrite and fdatasync fa
   }
 }
 
+TEST_CASE("io fault: standard and direct segments, plain and LZ4, fail stickily on write and fdatasync faults") {
+  // Direct: a failed O_DIRECT write has written part of its blocks (the
+  // fault model); the log never retries it and reports success.
+  for (DiskAccessMode mode : {DiskAccessMode::kStandard, DiskAccessMode::kDirect}) {
+    for (Compression compression : {Compression::kNone, Compression::kLz4}) {
+      for (Op op : {Op::kWrite, Op::kSync}) {
+        const std::string op_name = testing::op_name(op);
+        CAPTURE(static_cast<int>(mode));
+        CAPTURE(static_cast<int>(compression));
+        CAPTURE(op_name);
+        FaultFileSystem fs;
+        Options options = fault_options(fs, "batch");
+        options.disk_access_mode = mode;
+        options.compression = compression;
+        auto log = CommitLog::open(options);
+        REQUIRE_MESSAGE(log.ok(), log.status().to_string());
+        wait_for_spare_segment(fs);
+        fs.inject(op, EIO, 3, /*sticky=*/false);
+        Status failure;
+        const std::vector<std::string> acked = append_until_failure(**log, 2000, &failure);
+        REQUIRE_FALSE(failure.ok());
+        CHECK(failure.code() == ErrorCode::kIoError);
+        CHECK_MESSAGE(mentions(failure, op), failure.to_string());
+        CHECK(fs.failures(op) == 1);
+        CHECK((*log)->append(1, payload_text(0, 9999)).status().code() == ErrorCode::kIoError);
+        CHECK((*log)->sync().code() == ErrorCode::kIoError);
+        fs.pull_plug();  // a crash now must not lose what was acknowledged
+        log->reset();
+        check_acknowledged_survive(fs, acked);
+      }
+    }
+  }
+}
+
 TEST_CASE("io fault: commit_failure_policy ignore keeps appending after a failed msync") {
   // ignore risks losing acknowledged data: after a failed fsync the kernel
   // may have dropped the dirty pages, and a later sync that "succeeds" then

@@ -1,10 +1,13 @@
-// The kill -9 loop of docs/crash-testing.md, short enough for CI: start
+// The kill -9 loop of docs/testing.md, short enough for CI: start
 // `commitlog stress`, kill it after a random delay, restart it (it replays
 // and goes on), repeat; then one clean run and `stress --check`.
-//   batch, group: no acknowledged mutation may be lost, at any restart.
+//   batch, group, adaptive: no acknowledged mutation may be lost, at any restart.
 //   periodic: acknowledged mutations may be lost at a kill; each loss must be
 //     a suffix (the check's "no gap") and span at most about one marker
 //     interval: kill time minus the newest append the next run replayed.
+//   appends that wait later (`stress --wait later`: an append that returns
+//     at once, acknowledged after wait_durable()): no loss under any policy,
+//     plain or LZ4.
 // The seed is printed; COMMITLOG_KILL_SEED=<n> repeats a run's delays.
 #include <fcntl.h>
 #include <signal.h>
@@ -27,12 +30,20 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
-
-extern char** environ;
 
 namespace commitlog {
 namespace {
+
+using testing::wait_status;
+
+// Starts `args` with stdout and stderr going to `out`.
+pid_t spawn(const std::vector<std::string>& args, const std::string& out) {
+  const pid_t pid = testing::spawn(args, out);
+  REQUIRE_MESSAGE(pid > 0, "could not start " << args[0]);
+  return pid;
+}
 
 constexpr int kCycles = 20;
 constexpr int kMinDelayMs = 50, kMaxDelayMs = 300;
@@ -51,35 +62,6 @@ constexpr int64_t kPeriodicSlackUs = 150'000;
 int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Starts `args` with stdout and stderr going to `out`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& out) {
-  std::vector<char*> argv;
-  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(err == 0, "posix_spawn " << argv[0] << ": " << err);
-  return pid;
-}
-
-int wait_status(pid_t pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) REQUIRE(errno == EINTR);
-  return status;
 }
 
 // The value of ` key=<n>` on the first line of `text` starting with `prefix`.
@@ -115,13 +97,20 @@ struct LoopResult {
 };
 
 // Runs the loop for one policy in a fresh directory and returns what it saw.
-LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss) {
+// `config`: the lines of a commitlog.yaml the runs take, e.g. a disk access mode.
+LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss, int cycles = kCycles,
+                     const std::string& config = "") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
   // Small segments and large payloads, so that runs switch segments.
   const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
   std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
                                      "--fibers", "4"};
+  if (!config.empty()) {
+    const std::string yaml = tmp.file("commitlog.yaml");
+    std::ofstream(yaml) << config;
+    driver.insert(driver.end(), {"--config", yaml});
+  }
   driver.insert(driver.end(), workload.begin(), workload.end());
   driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
   std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
@@ -146,14 +135,14 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     }
   };
 
-  for (int cycle = 0; cycle < kCycles; ++cycle) {
+  for (int cycle = 0; cycle < cycles; ++cycle) {
     const std::string out = tmp.file(fmt::format("run-{}.out", cycle));
     const pid_t pid = spawn(driver, out);
     // Three runs in four are killed at a random moment after they began to
     // append, however long their replay took (sanitizer builds replay slowly);
     // every fourth at a random moment from its start, often during replay.
     if (cycle % 4 != 3) {
-      for (int waited_ms = 0; waited_ms < 20000 && read_file(out).find("stress: appending") == std::string::npos;
+      for (int waited_ms = 0; waited_ms < 20000 && testing::read_text_file(out).find("stress: appending") == std::string::npos;
            waited_ms += 5) {
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
@@ -162,7 +151,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     const int64_t kill_us = wall_clock_us();
     REQUIRE(::kill(pid, SIGKILL) == 0);
     const int status = wait_status(pid);
-    const std::string output = read_file(out);
+    const std::string output = testing::read_text_file(out);
     INFO("cycle " << cycle << " output:\n" << output);
     REQUIRE_MESSAGE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL), "the driver ended before the kill");
     on_start(output, out);
@@ -177,7 +166,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   last.insert(last.end(), {"--duration", "0.3"});
   const std::string last_out = tmp.file("run-last.out");
   const int last_status = wait_status(spawn(last, last_out));
-  const std::string last_output = read_file(last_out);
+  const std::string last_output = testing::read_text_file(last_out);
   INFO("last run output:\n" << last_output);
   REQUIRE((WIFEXITED(last_status) && WEXITSTATUS(last_status) == 0));
   on_start(last_output, last_out);
@@ -187,7 +176,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   if (allow_loss) check.push_back("--allow-loss");
   const std::string check_out = tmp.file("check.out");
   const int check_status = wait_status(spawn(check, check_out));
-  result.verdict = read_file(check_out);
+  result.verdict = testing::read_text_file(check_out);
   INFO("check output:\n" << result.verdict);
   CHECK((WIFEXITED(check_status) && WEXITSTATUS(check_status) == 0));
   CHECK(result.verdict.find("stress check: OK") != std::string::npos);
@@ -195,10 +184,10 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   return result;
 }
 
-void report(const std::string& policy, const LoopResult& r) {
+void report(const std::string& policy, const LoopResult& r, int cycles = kCycles) {
   MESSAGE(fmt::format("kill -9 loop, {}: seed {}, {} cycles ({} killed while appending), acks lost at restarts {},"
                       " newest replayed append at most {:.1f} ms before a kill\n{}",
-                      policy, seed(), kCycles, r.appending_runs, r.lost_at_starts,
+                      policy, seed(), cycles, r.appending_runs, r.lost_at_starts,
                       static_cast<double>(r.max_window_us) / 1000.0, r.verdict));
 }
 
@@ -218,6 +207,44 @@ TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
   const LoopResult r = kill_loop({"--policy", "adaptive"}, false);
   report("adaptive", r);
   CHECK(r.appending_runs > kCycles / 2);
+}
+
+TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, every policy, plain and LZ4") {
+  constexpr int kLaterCycles = kCycles / 2;
+  for (const std::string policy : {"periodic", "batch", "group", "adaptive"}) {
+    for (const bool lz4 : {false, true}) {
+      CAPTURE(policy);
+      CAPTURE(lz4);
+      std::vector<std::string> flags = {"--policy", policy, "--wait", "later"};
+      if (policy == "group") flags.insert(flags.end(), {"--window", "2"});
+      if (policy == "periodic") {
+        flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
+      }
+      const LoopResult r = kill_loop(flags, false, kLaterCycles,
+                                     lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
+      report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r, kLaterCycles);
+      CHECK(r.appending_runs > kLaterCycles / 2);
+      CHECK(r.lost_at_starts == 0);
+    }
+  }
+}
+
+TEST_CASE("kill -9 loop: standard and direct, every durable policy, plain and LZ4") {
+  // Fewer cycles each: twelve loops instead of one.
+  constexpr int kModeCycles = 6;
+  const std::vector<std::vector<std::string>> policies = {
+      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
+  for (const char* mode : {"standard", "direct"}) {
+    for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
+      for (const auto& policy : policies) {
+        const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode, compression);
+        CAPTURE(config);
+        const LoopResult r = kill_loop(policy, false, kModeCycles, config);
+        report(fmt::format("{} {}{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r, kModeCycles);
+        CHECK(r.appending_runs > kModeCycles / 2);
+      }
+    }
+  }
 }
 
 TEST_CASE("kill -9 loop: periodic loses at most about one marker interval") {

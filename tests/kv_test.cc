@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -29,6 +30,7 @@
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
+#include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/thread_names.h"
 
@@ -279,7 +281,7 @@ std::string write_config(const testing::TempDir& tmp, const std::string& yaml) {
 
 // ---------------------------------------------------------------------------
 
-TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest" * doctest::skip(kv_missing())) {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
   Client c(server.port());
@@ -334,7 +336,7 @@ TEST_CASE("kv: every command of the issue, and errors for the rest" * doctest::s
   CHECK(server.alive());
 }
 
-TEST_CASE("kv: the server spins for one client by default, unless its config says otherwise" *
+TEST_CASE("kv: the server spins only when its config says so" *
           doctest::skip(kv_missing())) {
   testing::TempDir tmp;
   const auto spin_wait_us = [&](const std::vector<std::string>& flags, const std::string& name) {
@@ -343,8 +345,8 @@ TEST_CASE("kv: the server spins for one client by default, unless its config say
     CHECK(server.output().find("commitlog_ext_spin_wait") != std::string::npos);
     return info(c, "commitlog")["commitlog_spin_wait_us"];
   };
-  CHECK(spin_wait_us({}, "none") == "200");
-  CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_sync: batch\n")}, "unset") == "200");
+  CHECK(spin_wait_us({}, "none") == "0");
+  CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_sync: batch\n")}, "unset") == "0");
   CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_ext_spin_wait: 0ms\n")}, "off") ==
         "0");
   CHECK(spin_wait_us({"--config", write_config(tmp, "commitlog_ext_spin_wait: 1ms\n")}, "one") ==
@@ -372,6 +374,21 @@ TEST_CASE("kv: the server runs adaptive unless its config or --policy names a po
       write_config(tmp, "# a comment\ncommitlog_sync: group\ncommitlog_sync_group_window: 2ms\n");
   CHECK(policy({"--config", group}, "group") == "group | group (" + group + ":2)");
   CHECK(policy({"--config", group, "--policy", "batch"}, "flag") == "batch | batch (--policy)");
+}
+
+TEST_CASE("kv: the start line says which disk access mode is in effect and why" * doctest::skip(kv_missing())) {
+  testing::TempDir tmp;
+  const auto start_line = [&](const std::string& yaml, const std::string& name) {
+    KvServer server(tmp.file(name), {"--config", write_config(tmp, yaml)}, tmp.file(name + ".out"));
+    return server.output();
+  };
+  CHECK(start_line("commitlog_segment_size: 1MiB\n", "legacy")
+            .find("commitlog_disk_access_mode mmap (legacy: as commitlog_compression is not set)") !=
+        std::string::npos);
+  CHECK(start_line("commitlog_disk_access_mode: direct\n", "direct").find("commitlog_disk_access_mode direct,") !=
+        std::string::npos);
+  CHECK(start_line("commitlog_disk_access_mode: auto\n", "auto")
+            .find("commitlog_disk_access_mode direct (auto: as O_DIRECT works in ") != std::string::npos);
 }
 
 TEST_CASE("kv: the server's threads carry names that ps, top and perf show" *
@@ -635,6 +652,39 @@ TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET" *
     kill_during_load("commitlog_sync: group\ncommitlog_sync_group_window: 2ms\n",
                      "group (2 ms window, --threads 2)", {"--threads", "2"});
   }
+}
+
+TEST_CASE("kv: with cdc_enabled its changes wait in DIR/cdc_raw for a tail, discards or not" *
+          doctest::skip(kv_missing())) {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("data");
+  const std::string config = write_config(tmp,
+                                          "commitlog_sync: batch\n"
+                                          "commitlog_segment_size: 1MiB\n"
+                                          "cdc_enabled: true\n"
+                                          "commitlog_ext_cdc_tables: [0]\n");
+  const std::string value(8000, 'v');
+  {
+    KvServer server(dir, {"--config", config, "--snapshot-interval", "0.2"}, tmp.file("kv.out"));
+    Client c(server.port());
+    for (int i = 0; i < 400; ++i) REQUIRE(c.command({"SET", fmt::format("key{}", i), value}).text == "OK");
+    REQUIRE(server.stop() == 0);
+  }
+  // The snapshots' discards deleted segments from the log, not from cdc_raw.
+  CHECK(segment_files(dir + "/cdc_raw") > segment_files(dir + "/commitlog"));
+  // SET key0 vvv...: op 1, one pair, then the key and the value, each after its length.
+  const testing::CliResult tail =
+      testing::run_cli(COMMITLOG_CLI, {"tail", dir + "/cdc_raw", "--format", "text", "--table", "0"});
+  INFO(tail.err);
+  REQUIRE(tail.exit_code == 0);
+  size_t sets = 0;
+  for (size_t at = tail.out.find("\\x01\\x01\\x04key"); at != std::string::npos;
+       at = tail.out.find("\\x01\\x01\\x04key", at + 1)) {
+    ++sets;
+  }
+  CHECK(sets == 10);  // key0 .. key9: the other keys are longer
+  CHECK(tail.out.find("\\x01\\x01\\x06key399") != std::string::npos);
+  CHECK(std::count(tail.out.begin(), tail.out.end(), '\n') >= 400);
 }
 
 }  // namespace

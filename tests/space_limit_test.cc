@@ -112,7 +112,7 @@ TEST_CASE("hard limit: appends are slowed, then blocked; a deadline returns kTim
   uint64_t delayed_before_refusal = 0;
   for (; appended < 10000; ++appended) {
     const uint64_t delayed = log.metrics().throttled_appends;
-    auto p = log.append(1, kPayload, SteadyClock::now() + 50ms);
+    auto p = log.append(1, kPayload, {.deadline = SteadyClock::now() + 50ms});
     if (!p.ok()) {
       refused = p.status();
       delayed_before_refusal = delayed;
@@ -140,7 +140,7 @@ TEST_CASE("hard limit: appends are slowed, then blocked; a deadline returns kTim
   blocked.join();
   CHECK(blocked_status.ok());
   CHECK(log.metrics().segments_deleted >= 3);
-  CHECK(log.append(1, kPayload, SteadyClock::now()).ok());  // far below the limit again
+  CHECK(log.append(1, kPayload, {.deadline = SteadyClock::now()}).ok());  // far below the limit again
 
   REQUIRE(log.close().ok());
 }
@@ -150,7 +150,7 @@ TEST_CASE("hard limit: close wakes a producer waiting for space with kClosed") {
   auto opened = CommitLog::open(limited_log(dir.path()));
   REQUIRE(opened.ok());
   CommitLog& log = **opened;
-  while (log.append(1, kPayload, SteadyClock::now() + 20ms).ok()) {
+  while (log.append(1, kPayload, {.deadline = SteadyClock::now() + 20ms}).ok()) {
   }
   Status status;
   std::thread blocked([&] { status = log.append(1, kPayload).status(); });

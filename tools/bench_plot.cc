@@ -56,7 +56,7 @@ std::vector<Panel> panels(const Points& all, double (*y)(const PointResult&)) {
   for (const PointResult& p : all) {
     if (p.ops == 0) continue;
     Panel& panel = p.spec.fibers > 1 ? fibers : threads;
-    std::string title = p.spec.engine.label();
+    std::string title = p.spec.engine.label() + (p.durable ? "" : " (not durable)");
     if (p.spec.fibers > 1) title += fmt::format(" ({} threads)", p.spec.threads);
     if (sizes.size() > 1) title += ", " + format_bytes(p.spec.size);
     auto line = std::find_if(panel.lines.begin(), panel.lines.end(),

@@ -1,6 +1,6 @@
 // The commitlog CLI's subcommands. Each lives in its own file and adds itself
 // to the app; its callback stores the process exit code in `exit_code`.
-// Exit codes: 0 ok, 1 corruption found (verify, replay, stress --check),
+// Exit codes: 0 ok, 1 corruption found (verify, replay, stress --check, tail),
 // 2 usage or input error.
 #pragma once
 
@@ -20,5 +20,7 @@ void add_replay_command(CLI::App& app, int& exit_code);
 void add_stat_command(CLI::App& app, int& exit_code);
 void add_bench_command(CLI::App& app, int& exit_code);
 void add_stress_command(CLI::App& app, int& exit_code);
+void add_tail_command(CLI::App& app, int& exit_code);
+void add_tail_bench_command(CLI::App& app, int& exit_code);
 
 }  // namespace commitlog::tools

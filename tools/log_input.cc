@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 
@@ -167,6 +168,20 @@ ByteOffsets byte_offsets(const std::vector<LogFile>& files) {
     offsets.total += f.size;
   }
   return offsets;
+}
+
+std::optional<Position> parse_position(const std::string& s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  Position p;
+  const char* end = s.data() + s.size();
+  auto a = std::from_chars(s.data(), s.data() + colon, p.segment);
+  auto b = std::from_chars(s.data() + colon + 1, end, p.offset);
+  if (a.ec != std::errc() || a.ptr != s.data() + colon || b.ec != std::errc() || b.ptr != end ||
+      colon == 0 || colon + 1 == s.size()) {
+    return std::nullopt;
+  }
+  return p;
 }
 
 }  // namespace commitlog::tools

@@ -11,10 +11,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "commitlog/position.h"
 #include "segment/segment_reader.h"
 #include "commitlog/status.h"
 
@@ -53,5 +55,8 @@ struct ByteOffsets {
   std::vector<uint64_t> start;  // parallel to the files
 };
 ByteOffsets byte_offsets(const std::vector<LogFile>& files);
+
+// SEGMENT:OFFSET, as Position::to_string() prints it; nullopt for anything else.
+std::optional<Position> parse_position(const std::string& s);
 
 }  // namespace commitlog::tools

@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   add_stat_command(app, exit_code);
   add_bench_command(app, exit_code);
   add_stress_command(app, exit_code);
+  add_tail_command(app, exit_code);
+  add_tail_bench_command(app, exit_code);
   const std::string_view word = command_word(argc, argv);
   if (!word.empty() && app.get_subcommands([&](const CLI::App* c) { return c->get_name() == word; }).empty()) {
     fmt::print(stderr, "commitlog: unknown command '{}'\n", word);

@@ -1,17 +1,22 @@
 // `commitlog stress`: the driver that crash tests run and kill, and `--check`,
-// which judges what it left behind. docs/crash-testing.md describes the loops
+// which judges what it left behind. docs/testing.md describes the loops
 // built on it; tools/stress_workload.h holds the workload's formula.
 //
 //   commitlog stress --dir DIR [--config FILE] [--policy NAME] [--period MS]
 //       [--window MS] [--segment-size SIZE] [--producers N] [--fibers M]
 //       [--max-size SIZE] [--acks FILE] [--duration SECONDS] [--rate PER_SECOND]
+//       [--wait policy|durable|later]
 //     Replays DIR if it holds a log (strict: only each run's torn tail may be
 //     damaged), then appends from N threads x M fibers; producer P = t*M + f
 //     continues after its highest replayed S. After each acknowledged append
 //     it writes "<P> <S>\n" to FILE with one write(2), so the line survives a
 //     kill -9. Runs until killed, or for --duration seconds and then closes
 //     the log. --rate paces the producers (total appends per second; default
-//     0, as fast as the policy lets them). Flags override the values of --config.
+//     0, as fast as the policy lets them). --wait says when an append is
+//     acknowledged: as the policy says (the default), once durable under any
+//     policy (AppendWait::kDurable), or after an append that does not wait
+//     and then CommitLog::wait_durable() (later). Flags override the values
+//     of --config.
 //   commitlog stress --check --dir DIR [--acks FILE] [--max-size SIZE] [--allow-loss]
 //     Replays DIR, checks every payload and each producer's S sequence and
 //     compares with FILE; prints one verdict line.
@@ -22,11 +27,13 @@
 //           newest_us=<latest append time replayed> acks=<n> lost_acks=<n>
 //           repaired_ack_bytes=<n: a partial last ack line cut off>
 //   stress: appending from_us=<wall clock µs> policy=<name> producers=<n>
+//           threads=<n> fibers=<n> wait=<policy|durable|later>
 //   stress: done seconds=<s> acked=<n> flushes=<n> segment_switches=<n>
 //   stress check: OK|FAILED replayed=<n> producers=<n> acks=<n> lost=<n> ...
 // lost_acks at start counts acknowledgements in FILE whose mutation the log
-// does not hold: always 0 for batch and group; for periodic, what the kill
-// cost. docs/crash-testing.md has the check's verdict fields.
+// does not hold: always 0 for batch, group and adaptive, and for every
+// policy with --wait durable or later; for periodic, what the kill cost.
+// docs/testing.md has the check's verdict fields.
 //
 // Exit codes (tools/commands.h): 0 ok; 1 the log or the acks fail the check
 // (and, for the driver, a log that does not hold the workload); 2 usage,
@@ -72,6 +79,7 @@ struct StressArgs {
   std::string acks;
   double duration = 0;
   double rate = 0;
+  std::string wait = "policy";
   bool check = false;
   bool allow_loss = false;
   // Which of the optional flags were given.
@@ -152,6 +160,8 @@ class Driver {
       deadline_ = SteadyClock::now() + std::chrono::duration_cast<Duration>(
                                            std::chrono::duration<double>(args.duration));
     }
+    if (args.wait == "durable") wait_ = AppendWait::kDurable;
+    if (args.wait == "later") wait_ = AppendWait::kNothing;
     if (args.rate > 0) {
       interval_ = std::chrono::duration_cast<Duration>(
           std::chrono::duration<double>(args.threads * args.fibers / args.rate));
@@ -185,8 +195,12 @@ class Driver {
     TimePoint slot = SteadyClock::now();
     while (!stop_.load(std::memory_order_relaxed)) {
       make_payload(p, s, args_.max_size, payload);
-      auto position = log_.append(table_of(p), payload);
+      auto position = log_.append(table_of(p), payload, {.wait = wait_});
       if (!position.ok()) return fail(fmt::format("producer {} s {}: append", p, s), position.status());
+      if (args_.wait == "later") {
+        Status durable = log_.wait_durable(*position);
+        if (!durable.ok()) return fail(fmt::format("producer {} s {}: wait_durable", p, s), durable);
+      }
       if (ack_fd_ >= 0) {
         char line[48];
         const auto end = fmt::format_to_n(line, sizeof(line), "{} {}\n", p, s).out;
@@ -217,6 +231,7 @@ class Driver {
   const StressArgs& args_;
   const int ack_fd_;
   const std::vector<uint64_t> next_;
+  AppendWait wait_ = AppendWait::kPolicy;
   std::optional<TimePoint> deadline_;
   Duration interval_{};  // between one producer's appends; zero: no pacing
   std::atomic<bool> stop_{false};
@@ -275,8 +290,9 @@ int run_driver(const StressArgs& args) {
   }
   Driver driver(**log, args, ack_fd, scan.next);
   const auto start = SteadyClock::now();
-  say("stress: appending from_us={} policy={} producers={} threads={} fibers={}\n", wall_clock_us(),
-      options->sync_policy, args.threads * args.fibers, args.threads, args.fibers);
+  say("stress: appending from_us={} policy={} producers={} threads={} fibers={} wait={}\n",
+      wall_clock_us(), options->sync_policy, args.threads * args.fibers, args.threads, args.fibers,
+      args.wait);
   driver.run();
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const CommitLogStats stats = (*log)->stats();
@@ -355,6 +371,11 @@ void add_stress_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--rate", args->rate, "appends per second of all producers together; 0: unpaced")
       ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--wait", args->wait,
+                  "when an append is acknowledged: policy (as the sync policy says), durable (once "
+                  "durable, under any policy), later (an append that does not wait, then wait_durable)")
+      ->check(CLI::IsMember({"policy", "durable", "later"}))
       ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = args->check ? run_check(*args) : run_driver(*args); });
 }

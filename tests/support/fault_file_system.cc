@@ -47,6 +47,7 @@ const char* op_name(Op op) {
     case Op::kSync: return "fdatasync";
     case Op::kSyncDir: return "fsync directory";
     case Op::kRename: return "rename";
+    case Op::kLink: return "link";
     case Op::kRemove: return "remove";
   }
   return "unknown";
@@ -263,6 +264,30 @@ Status FaultFileSystem::rename(const std::string& raw_from, const std::string& r
   files_.erase(it);
   files_[to] = std::move(node);
   return {};
+}
+
+Status FaultFileSystem::link(const std::string& raw_from, const std::string& raw_to) {
+  const std::string from = normalize(raw_from), to = normalize(raw_to);
+  std::lock_guard lock(mu_);
+  CL_RETURN_IF_ERROR(check_locked(Op::kLink, "link " + from));
+  auto it = files_.find(from);
+  if (it == files_.end()) return Status::from_errno(ENOENT, "link " + from);
+  if (dirs_.count(parent_of(to)) == 0) return Status::from_errno(ENOENT, "link " + from + " to " + to);
+  if (files_.count(to) != 0 || dirs_.count(to) != 0) return Status::from_errno(EEXIST, "link " + from + " to " + to);
+  files_[to] = it->second;
+  return {};
+}
+
+Result<uint64_t> FaultFileSystem::volume_bytes(const std::string& raw_dir) {
+  const std::string dir = normalize(raw_dir);
+  std::lock_guard lock(mu_);
+  if (dirs_.count(dir) == 0) return Status::from_errno(ENOENT, "statvfs " + dir);
+  return volume_bytes_;
+}
+
+void FaultFileSystem::set_volume_bytes(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  volume_bytes_ = bytes;
 }
 
 Status FaultFileSystem::remove(const std::string& raw_path) {

@@ -90,8 +90,9 @@ enum class Op {
   kSyncDir,     // sync_dir (fsync of the directory)
   kRename,
   kRemove,
+  kLink,
 };
-inline constexpr size_t kOpCount = 9;
+inline constexpr size_t kOpCount = 10;
 // The system call's name, as the error messages use it ("msync", "fallocate", ...).
 const char* op_name(Op op);
 
@@ -111,6 +112,11 @@ class FaultFileSystem final : public FileSystem {
   Status sync_dir(const std::string& dir) override;
   bool exists(const std::string& path) override;
   bool is_directory(const std::string& path) override;
+  // A second name for the same file; like a create, durable with sync_dir().
+  Status link(const std::string& from, const std::string& to) override;
+  // The volume's size: 1GiB unless set_volume_bytes() says otherwise.
+  Result<uint64_t> volume_bytes(const std::string& dir) override;
+  void set_volume_bytes(uint64_t bytes);
 
   // Fault injection. After `after_calls` more successful calls of `op`, calls
   // of `op` fail with Status::from_errno(error, ...) (so ENOSPC is kNoSpace):
@@ -190,6 +196,7 @@ class FaultFileSystem final : public FileSystem {
   bool plug_pulled_ = false;
   std::vector<Prefault> prefaults_;
   uint64_t direct_io_block_size_ = 4096;  // 0: no direct I/O
+  uint64_t volume_bytes_ = uint64_t{1} << 30;
   mutable std::mutex hold_mu_;
   mutable std::condition_variable hold_cv_;
   std::array<bool, kOpCount> held_{};       // guarded by hold_mu_

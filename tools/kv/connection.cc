@@ -4,8 +4,6 @@
 #include <cstring>
 
 #include "tools/kv/commands.h"
-#include "tools/kv/durability.h"
-#include "tools/kv/fiber_io.h"
 
 namespace commitlog::kv {
 namespace {
@@ -18,8 +16,11 @@ constexpr int kGreedyReads = 8;
 
 class Connection {
  public:
-  Connection(int fd, const ConnectionEnv& env)
-      : socket_(fd, /*owned=*/true), env_(env), context_{env.store, env.info, {}, false} {}
+  Connection(int fd, const ConnectionEnv& env, Worker& worker)
+      : socket_(worker.scheduler, fd, /*owned=*/true),
+        env_(env),
+        worker_(worker),
+        context_{env.store, env.info, {}, false} {}
 
   void run() {
     if (!socket_.status().ok()) return;
@@ -28,7 +29,7 @@ class Connection {
       if (!read()) return;  // the client left, or the connection broke
       open = execute_all();
       if (!flush()) return;
-      if (open && socket_.reads_without_wait() >= kGreedyReads) yield_for_io();
+      if (open && socket_.reads_without_wait() >= kGreedyReads) yield_for_io(worker_.scheduler);
     }
   }
 
@@ -83,7 +84,7 @@ class Connection {
   bool flush() {
     bool ok = true;
     if (context_.fence.position()) {
-      Status durable = ThreadDurability::current()->wait(*context_.fence.position(), released_by_);
+      Status durable = worker_.durability.wait(*context_.fence.position(), released_by_);
       context_.fence.clear();
       if (!durable.ok()) {
         env_.counters.durability_failures.fetch_add(1, std::memory_order_relaxed);
@@ -101,6 +102,7 @@ class Connection {
 
   Socket socket_;
   const ConnectionEnv& env_;
+  Worker& worker_;
   CommandContext context_;
   std::string in_;  // in_[begin_, end_) is received and not yet executed
   size_t begin_ = 0;
@@ -112,11 +114,11 @@ class Connection {
 
 }  // namespace
 
-void serve_connection(int fd, const ConnectionEnv& env) {
+void serve_connection(int fd, const ConnectionEnv& env, Worker& worker) {
   env.counters.connections_received.fetch_add(1, std::memory_order_relaxed);
   env.counters.connected.fetch_add(1, std::memory_order_relaxed);
   {
-    Connection connection(fd, env);
+    Connection connection(fd, env, worker);
     connection.run();
   }
   env.counters.connected.fetch_sub(1, std::memory_order_relaxed);

@@ -13,8 +13,8 @@
 // An abrupt disconnect just ends the fiber; writes already appended still
 // become durable.
 //
-// Thread-safety: run on a fiber of a thread with an EpollScheduler and a
-// ThreadDurability (durability.h).
+// Thread-safety: run on a fiber of the thread whose scheduler and
+// ThreadDurability (durability.h) the Worker names.
 #pragma once
 
 #include <atomic>
@@ -24,6 +24,8 @@
 #include <string>
 #include <string_view>
 
+#include "tools/kv/durability.h"
+#include "tools/kv/fiber_io.h"
 #include "tools/kv/kv_store.h"
 #include "tools/kv/resp.h"
 
@@ -44,7 +46,13 @@ struct ConnectionEnv {
   std::function<std::string(std::span<const std::string_view> sections)> info;
 };
 
+// What one worker thread gives the connections it serves; theirs alone.
+struct Worker {
+  EpollScheduler& scheduler;
+  ThreadDurability& durability;
+};
+
 // Serves the accepted socket `fd` until the client leaves; closes it.
-void serve_connection(int fd, const ConnectionEnv& env);
+void serve_connection(int fd, const ConnectionEnv& env, Worker& worker);
 
 }  // namespace commitlog::kv

@@ -5,18 +5,10 @@
 namespace commitlog::kv {
 namespace {
 
-thread_local ThreadDurability* t_current = nullptr;
-
 // Step 1 polls per round. A closed loop of clients runs dry by itself (a
 // connection waiting for this flush sends nothing more); the bound is for
 // clients that need no flush, which could otherwise hold it back forever.
 constexpr int kDrainPolls = 8;
-// Rounds between two holds while holding does not pay (see hold()). Such a
-// probe holds up to a flush time for nothing: probing every 8th round cost
-// adaptive 3.4% of the SETs at 64 clients with fast fsyncs against never
-// holding, every 32nd about 1% (12 alternating rounds);
-// with 1-4 ms fsyncs, 32 rounds still take under 0.15 s to notice a change.
-constexpr int kProbeRounds = 32;
 
 // A ThreadDurability is touched only by fibers and the dispatcher of one
 // thread, which never run at the same time: its condition variable needs no lock.
@@ -27,13 +19,31 @@ struct NoLock {
 
 }  // namespace
 
-ThreadDurability::ThreadDurability(CommitLog& log, Duration max_hold)
-    : log_(log), scheduler_(*EpollScheduler::current()), max_hold_(max_hold) {
-  t_current = this;
-  scheduler_.set_before_sleep([this] { return before_sleep(); });
+std::optional<TimePoint> RoundHold::until(TimePoint now, uint64_t waiting, Duration cap) const {
+  if (cap == Duration::zero() || !flush_time_.known() || !return_time_.known()) return std::nullopt;
+  const uint64_t pending = released_ > returned_ ? released_ - returned_ : 0;
+  return hold_group_until(
+      {now, released_at_, pending, waiting, flush_time_.value(), return_time_.value(), cap});
 }
 
-ThreadDurability* ThreadDurability::current() { return t_current; }
+// How long the last flush's connections took to come back: until the last
+// of them did, or, if some did not, at least until this flush.
+void RoundHold::flush_started(TimePoint now) {
+  if (released_ > 0) return_time_.add(all_back_.value_or(now) - released_at_);
+}
+
+void RoundHold::flush_finished(TimePoint started, TimePoint now, uint64_t waiting) {
+  flush_time_.add(now - started);
+  released_at_ = now;
+  released_ = waiting;
+  returned_ = 0;
+  all_back_.reset();
+}
+
+ThreadDurability::ThreadDurability(CommitLog& log, EpollScheduler& scheduler, Duration max_hold)
+    : log_(log), scheduler_(scheduler), max_hold_(max_hold) {
+  scheduler_.set_before_sleep([this] { return before_sleep(); });
+}
 
 bool ThreadDurability::covered(Position position) const {
   return !error_.ok() || (durable_ && position <= *durable_);
@@ -41,7 +51,7 @@ bool ThreadDurability::covered(Position position) const {
 
 Status ThreadDurability::wait(Position position, uint64_t& released_by) {
   if (!covered(position)) {
-    if (released_by == flushes_ && ++returned_ == released_) all_back_ = SteadyClock::now();
+    if (released_by == flushes_) hold_.note_return(SteadyClock::now());
     if (!wanted_ || *wanted_ < position) wanted_ = position;
     ++waiting_;
     NoLock lock;
@@ -66,26 +76,10 @@ bool ThreadDurability::before_sleep() {
 }
 
 bool ThreadDurability::hold() {
-  if (max_hold_ == Duration::zero() || returned_ >= released_ || skip_hold_) return false;
   const TimePoint now = SteadyClock::now();
-  if (!hold_until_) {
-    // Worth it only when the answered connections come back sooner than a
-    // flush takes (with fast fsyncs and a busy client they often do not, and
-    // a hold then costs a wake-up per arrival for nothing); every
-    // kProbeRounds-th round holds anyway, to notice when they do again.
-    if (return_time_ >= flush_time_ && ++rounds_since_hold_ < kProbeRounds) {
-      skip_hold_ = true;
-      return false;
-    }
-    rounds_since_hold_ = 0;
-    // Counted from the first hold of the round, when the replies of the last
-    // flush are sent (a few hundred of them take a while). Waiting longer
-    // than a flush takes would cost more than the next flush the late ones
-    // then ride.
-    hold_until_ = now + std::min(max_hold_, flush_time_);
-  }
-  if (now >= *hold_until_) return false;
-  scheduler_.sleep(*hold_until_ - now);
+  const std::optional<TimePoint> until = hold_.until(now, waiting_, max_hold_);
+  if (!until) return false;
+  scheduler_.sleep(*until - now);
   return scheduler_.has_ready_fibers();
 }
 
@@ -97,27 +91,15 @@ void ThreadDurability::flush() {
   // Boost.Fiber's spinlocks.
   const Position target = *wanted_;
   const TimePoint started = SteadyClock::now();
-  // How long the last flush's connections took to come back, when this round
-  // saw it: all came back, or a hold gave up on the rest.
-  if (all_back_ || hold_until_) {
-    return_time_ += (all_back_.value_or(started) - released_at_ - return_time_) / 4;
-  }
+  hold_.flush_started(started);
   Status status = log_.wait_durable(target);
-  released_at_ = SteadyClock::now();
-  // Moving averages over about the last four rounds: a change of load is
-  // followed within a few rounds, and one slow fdatasync is smoothed.
-  flush_time_ += (released_at_ - started - flush_time_) / 4;
+  hold_.flush_finished(started, SteadyClock::now(), waiting_);
   if (status.ok()) {
     durable_ = target;
   } else {
     error_ = status;
   }
   ++flushes_;
-  released_ = waiting_;
-  returned_ = 0;
-  hold_until_.reset();
-  all_back_.reset();
-  skip_hold_ = false;
   durable_cv_.notify_all();
 }
 

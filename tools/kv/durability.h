@@ -9,10 +9,12 @@
 //       1. it polls the sockets without blocking, as long as that finds
 //          requests (a few times at most), so that requests which arrived
 //          meanwhile join this round's flush;
-//       2. it holds the round open while connections the last flush answered
-//          have not sent their next write yet, if they lately came back
-//          sooner than a flush takes, for at most `max_hold` and at most one
-//          flush time (see below);
+//       2. it holds the round open while connections the last flush
+//          answered have not sent their next write yet, by the group hold
+//          of policies/group_hold.h (the log's own rule for its producers),
+//          with the policy's max_added_delay as the cap: never longer than
+//          the log's policy may delay a write itself, so with batch (and
+//          periodic, whose writes are not waited for) it never holds;
 //       3. the thread itself waits, with CommitLog::wait_durable(), for the
 //          newest noted position: the log's sync thread flushes and wakes it
 //          (a futex; no fiber lock is shared between threads), and every
@@ -23,12 +25,9 @@
 // hand-offs (worker to sync thread and back).
 //
 // Why hold (2): clients that wait for their reply before they send again
-// split into two cohorts that take turns: those answered by flush N come back
-// while flush N+1 runs (the thread is blocked), and wait for N+2. Each flush
-// carries half of the clients and each write waits two flushes. Waiting for
-// the answered ones, when they come back sooner than a flush takes, merges
-// the cohorts. The thread knows exactly who it answered (`released_by`), so
-// it stops holding the moment the last of them is back.
+// split into two cohorts that take turns (group_hold.h). The thread knows
+// exactly who it answered (`released_by`), so it counts them back one by one
+// and ends the hold the moment the rule says so.
 //
 // Positions become durable in log order: once a position is durable, so is
 // every smaller one.
@@ -43,20 +42,41 @@
 #include <boost/fiber/condition_variable.hpp>
 
 #include "commitlog/commit_log.h"
+#include "policies/group_hold.h"
 #include "tools/kv/fiber_io.h"
 
 namespace commitlog::kv {
 
+// Step 2's bookkeeping: who the last flush answered, who is back, and the
+// moving averages the rule needs.
+class RoundHold {
+ public:
+  // A fiber the last flush answered waits again.
+  void note_return(TimePoint now) {
+    if (++returned_ == released_) all_back_ = now;
+  }
+  // The end of this round's hold, or nullopt: wait for the log now.
+  std::optional<TimePoint> until(TimePoint now, uint64_t waiting, Duration cap) const;
+  // Around each wait for the log: `waiting` fibers it answers.
+  void flush_started(TimePoint now);
+  void flush_finished(TimePoint started, TimePoint now, uint64_t waiting);
+
+ private:
+  uint64_t released_ = 0;  // fibers the last flush answered
+  uint64_t returned_ = 0;  // of those, waiting again
+  std::optional<TimePoint> all_back_;  // when the last of them came back
+  TimePoint released_at_{};            // when the last flush ended
+  MovingAverage flush_time_;           // the thread's wait for a flush, in ns
+  MovingAverage return_time_;          // from a flush until all it answered are back, in ns
+};
+
 class ThreadDurability {
  public:
-  // Makes this the calling thread's current() and hooks it to the thread's
-  // EpollScheduler, which must exist. `max_hold` bounds step 2 (zero: never
-  // hold). Must outlive the thread's fibers.
-  ThreadDurability(CommitLog& log, Duration max_hold);
+  // Hooks itself to `scheduler`, the calling thread's. `max_hold` bounds
+  // step 2 (zero: never hold). Must outlive the thread's fibers.
+  ThreadDurability(CommitLog& log, EpollScheduler& scheduler, Duration max_hold);
   ThreadDurability(const ThreadDurability&) = delete;
   ThreadDurability& operator=(const ThreadDurability&) = delete;
-
-  static ThreadDurability* current();
 
   // Suspends the calling fiber until `position` is durable or the log failed.
   // `released_by` belongs to the caller (one per connection, initially 0):
@@ -76,18 +96,10 @@ class ThreadDurability {
   std::optional<Position> wanted_;   // the newest position a fiber of this thread waits for
   std::optional<Position> durable_;  // known durable, and everything before it
   Status error_;
-  int polls_ = 0;                        // step 1 polls of this round so far
-  uint64_t flushes_ = 0;                 // flushes this thread waited for
-  uint64_t waiting_ = 0;                 // fibers waiting now
-  uint64_t released_ = 0;                // fibers the last flush answered
-  uint64_t returned_ = 0;                // of those, waiting again
-  std::optional<TimePoint> hold_until_;  // the end of this round's hold, once it began
-  std::optional<TimePoint> all_back_;    // when the last of the released came back
-  bool skip_hold_ = false;               // this round does not hold
-  int rounds_since_hold_ = 0;
-  TimePoint released_at_{};  // when the last flush ended
-  Duration flush_time_{};    // moving average of the thread's wait for a flush
-  Duration return_time_{};   // moving average: from a flush until all it released are back
+  int polls_ = 0;         // step 1 polls of this round so far
+  uint64_t flushes_ = 0;  // flushes this thread waited for
+  uint64_t waiting_ = 0;  // fibers waiting now
+  RoundHold hold_;
   boost::fibers::condition_variable_any durable_cv_;  // this thread's fibers only
 };
 

@@ -15,8 +15,6 @@
 namespace commitlog::kv {
 namespace {
 
-thread_local EpollScheduler* t_scheduler = nullptr;
-
 // The lock a fiber condition variable asks for: a socket's waiter is only
 // touched by its own thread, whose fibers never run at the same time.
 struct NoLock {
@@ -26,23 +24,26 @@ struct NoLock {
 
 }  // namespace
 
-EpollScheduler::EpollScheduler() {
+EpollScheduler& EpollScheduler::install() {
+  EpollScheduler* installed = nullptr;
+  boost::fibers::use_scheduling_algorithm<EpollScheduler>(installed);
+  return *installed;
+}
+
+EpollScheduler::EpollScheduler(EpollScheduler*& installed) {
+  installed = this;
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_event event{};
   event.events = EPOLLIN;
   event.data.ptr = nullptr;  // the eventfd
   if (epoll_fd_ >= 0 && event_fd_ >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, event_fd_, &event);
-  t_scheduler = this;
 }
 
 EpollScheduler::~EpollScheduler() {
-  if (t_scheduler == this) t_scheduler = nullptr;
   if (event_fd_ >= 0) ::close(event_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
-
-EpollScheduler* EpollScheduler::current() { return t_scheduler; }
 
 Status EpollScheduler::add(int fd, IoWaiter* waiter) {
   if (epoll_fd_ < 0 || event_fd_ < 0)
@@ -119,21 +120,18 @@ void EpollScheduler::notify() noexcept {
   }
 }
 
-void yield_for_io() {
-  if (EpollScheduler* scheduler = EpollScheduler::current()) {
-    scheduler->poll(std::chrono::nanoseconds(0));
-  }
+void yield_for_io(EpollScheduler& scheduler) {
+  scheduler.poll(std::chrono::nanoseconds(0));
   boost::this_fiber::yield();
 }
 
-Socket::Socket(int fd, bool owned) : fd_(fd), owned_(owned) {
-  EpollScheduler* scheduler = EpollScheduler::current();
-  status_ = scheduler != nullptr ? scheduler->add(fd_, &waiter_)
-                                 : Status::invalid_argument("this thread has no EpollScheduler");
+Socket::Socket(EpollScheduler& scheduler, int fd, bool owned)
+    : scheduler_(scheduler), fd_(fd), owned_(owned) {
+  status_ = scheduler_.add(fd_, &waiter_);
 }
 
 Socket::~Socket() {
-  if (status_.ok()) EpollScheduler::current()->remove(fd_);
+  if (status_.ok()) scheduler_.remove(fd_);
   if (owned_) ::close(fd_);
 }
 

@@ -54,12 +54,12 @@ struct IoWaiter {
 
 class EpollScheduler final : public boost::fibers::algo::algorithm {
  public:
-  EpollScheduler();
+  // Makes a new EpollScheduler the calling thread's fiber scheduler and
+  // returns it. Boost.Fiber owns it; it lives as long as the thread.
+  static EpollScheduler& install();
+  // For install() (Boost.Fiber constructs the scheduler): sets `installed`.
+  explicit EpollScheduler(EpollScheduler*& installed);
   ~EpollScheduler() override;
-
-  // The calling thread's scheduler; null if it has not installed one with
-  // boost::fibers::use_scheduling_algorithm<EpollScheduler>().
-  static EpollScheduler* current();
 
   // Watches `fd` (edge-triggered) for `waiter`, until remove().
   [[nodiscard]] Status add(int fd, IoWaiter* waiter);
@@ -92,14 +92,16 @@ class EpollScheduler final : public boost::fibers::algo::algorithm {
   std::function<bool()> before_sleep_;
 };
 
-// Polls the thread's sockets without blocking, then yields.
-void yield_for_io();
+// Polls the sockets of `scheduler` (the calling thread's) without blocking,
+// then yields.
+void yield_for_io(EpollScheduler& scheduler);
 
 // A non-blocking socket registered with the calling thread's EpollScheduler.
 class Socket {
  public:
-  // Takes `fd` (closed by the destructor when `owned`).
-  Socket(int fd, bool owned);
+  // Takes `fd` (closed by the destructor when `owned`). `scheduler` is the
+  // calling thread's and must outlive the socket.
+  Socket(EpollScheduler& scheduler, int fd, bool owned);
   ~Socket();
   Socket(const Socket&) = delete;
   Socket& operator=(const Socket&) = delete;
@@ -119,6 +121,7 @@ class Socket {
  private:
   void wait(bool for_write);
 
+  EpollScheduler& scheduler_;
   int fd_;
   bool owned_;
   Status status_;

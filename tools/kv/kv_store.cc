@@ -4,7 +4,6 @@
 #include <charconv>
 #include <mutex>
 
-#include "tools/kv/deferred_policy.h"
 #include "tools/kv/mutation.h"
 
 namespace commitlog::kv {
@@ -44,13 +43,14 @@ void KvStore::unlock(ShardMask mask) {
 
 Result<Position> KvStore::append(std::string_view payload, ShardMask mask, DurableFence& fence) {
   if (log_ == nullptr) return Status::closed("the commit log is not open");
-  auto appended = append_deferred(*log_, kDataTable, payload);
+  const AppendWait wait = wait_later_ ? AppendWait::kNothing : AppendWait::kPolicy;
+  auto appended = log_->append(kDataTable, payload, {.wait = wait});
   if (!appended.ok()) return appended.status();
-  if (appended->must_wait) {
-    for_each_shard(mask, [&](size_t i) { shards_[i].last_write = appended->position; });
-    fence.need(appended->position);
+  if (wait_later_) {
+    for_each_shard(mask, [&](size_t i) { shards_[i].last_write = *appended; });
+    fence.need(*appended);
   }
-  return appended->position;
+  return appended;
 }
 
 void KvStore::read_fence(const Shard& shard, DurableFence& fence) const {

@@ -7,13 +7,17 @@
 // in log order rebuilds the same map. INCR reads and writes under the lock,
 // so concurrent increments never read the same value.
 //
-// Durability. The append does not wait under the lock (deferred_policy.h):
-// the write records in a DurableFence the position its acknowledgement needs,
-// and every read records its shard's newest such write (last_write; waiting
-// for it costs nothing once it is durable). The connection waits for its
-// fence before it sends the replies: nothing it answers -- an +OK, a value,
-// a "no such key" after a DEL -- can be lost by a crash afterwards. With
-// periodic, writes are acknowledged before they are durable; nothing waits.
+// Durability. Under a policy that acknowledges only durable writes (batch,
+// group, adaptive: PolicyPromise), the append does not wait under the lock
+// (AppendWait::kNothing): a lock held through a flush would let only one
+// write per flush reach a hot key. The write records in a DurableFence the
+// position its acknowledgement needs, and every read records its shard's
+// newest such write (last_write; waiting for it costs nothing once it is
+// durable). The connection waits for its fence before it sends the replies:
+// nothing it answers -- an +OK, a value, a "no such key" after a DEL -- can
+// be lost by a crash afterwards. Under periodic the append follows the
+// policy (its lag_block back-pressure included) and nothing waits: writes
+// are acknowledged before they are durable, as the policy says.
 //
 // Thread-safety: every member may be called from any fiber or thread, except
 // load() and apply_replayed(), which run before serving starts.
@@ -65,8 +69,11 @@ class KvStore {
   KvStore(const KvStore&) = delete;
   KvStore& operator=(const KvStore&) = delete;
 
-  // The log that writes go to (opened with a "kv:" policy). Set before serving.
-  void attach(CommitLog* log) { log_ = log; }
+  // The log that writes go to. Set before serving.
+  void attach(CommitLog* log) {
+    log_ = log;
+    wait_later_ = log->policy_promise().acknowledges_durable;
+  }
 
   // Writes. An error is the log's (refused, closed, failed): nothing changed.
   // `keys_and_values` alternates key, value; later pairs win.
@@ -122,6 +129,7 @@ class KvStore {
   bool erase(Shard& shard, std::string_view key);
 
   CommitLog* log_ = nullptr;
+  bool wait_later_ = false;  // append without waiting, and fence the position
   std::array<Shard, kShards> shards_;
   std::atomic<uint64_t> writes_{0};
   std::atomic<uint64_t> bytes_{0};

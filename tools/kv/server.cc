@@ -17,19 +17,12 @@
 #include <fmt/core.h>
 
 #include "commitlog/thread_name.h"
-#include "tools/kv/deferred_policy.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/mutation.h"
 #include "tools/kv/snapshot.h"
 
 namespace commitlog::kv {
-
-Options server_log_defaults() {
-  Options options;
-  options.spin_wait = std::chrono::microseconds(200);
-  return options;
-}
 
 namespace {
 
@@ -65,11 +58,8 @@ Status Server::start() {
   started_at_ = std::chrono::steady_clock::now();
   CL_RETURN_IF_ERROR(load());
 
-  auto wrapped = register_deferred_policy(policy_name_, static_cast<size_t>(options_.threads));
-  if (!wrapped.ok()) return wrapped.status();
   Options log_options = options_.log;
   log_options.directory = log_dir_;
-  log_options.sync_policy = *wrapped;
   // Called on the log's own thread: only wakes the snapshotter.
   log_options.on_flush_request = [this](std::vector<uint32_t>) {
     {
@@ -83,10 +73,8 @@ Status Server::start() {
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
   store_.attach(log_.get());
-  // The delay the policy itself may add to a write; batch adds none, and
-  // periodic never waits.
-  if (policy_name_ == "adaptive") max_hold_ = log_options.policy.latency_cap;
-  if (policy_name_ == "group") max_hold_ = log_options.policy.group_window;
+  // A round is held open no longer than the policy may delay a write itself.
+  max_hold_ = log_->policy_promise().max_added_delay;
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
@@ -95,10 +83,16 @@ Status Server::start() {
   env_.reset(new ConnectionEnv{store_, limits, counters_,
                                [this](std::span<const std::string_view> s) { return info(s); }});
   CL_RETURN_IF_ERROR(listen());
+  const MetricsSnapshot metrics = log_->metrics();
+  const std::string access_mode =
+      metrics.disk_access_mode_reason.empty()
+          ? metrics.disk_access_mode
+          : fmt::format("{} ({}: {})", metrics.disk_access_mode, metrics.disk_access_mode_setting,
+                        metrics.disk_access_mode_reason);
   fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), {} worker thread{}, snapshot "
-      "every {} ms, commitlog_ext_spin_wait {} us)\n",
-      options_.bind, port_, policy_name_, options_.policy_origin, options_.threads,
+      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {} worker "
+      "thread{}, snapshot every {} ms, commitlog_ext_spin_wait {} us)\n",
+      options_.bind, port_, policy_name_, options_.policy_origin, access_mode, options_.threads,
       options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
       std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
   std::fflush(stdout);
@@ -221,9 +215,10 @@ Status Server::listen() {
 }
 
 void Server::worker() {
-  boost::fibers::use_scheduling_algorithm<EpollScheduler>();
-  ThreadDurability durability(*log_, max_hold_);
-  boost::fibers::fiber acceptor([this] { accept_loop(); });
+  EpollScheduler& scheduler = EpollScheduler::install();
+  ThreadDurability durability(*log_, scheduler, max_hold_);
+  Worker worker{scheduler, durability};
+  boost::fibers::fiber acceptor([this, &worker] { accept_loop(worker); });
   acceptor.join();
   // Stopping: the acceptor is done, but connection fibers may still run on
   // this thread's scheduler and use `durability`. Neither may end before the
@@ -232,8 +227,8 @@ void Server::worker() {
   never.get_future().wait();
 }
 
-void Server::accept_loop() {
-  Socket listener(listen_fd_, /*owned=*/false);
+void Server::accept_loop(Worker& worker) {
+  Socket listener(worker.scheduler, listen_fd_, /*owned=*/false);
   if (!listener.status().ok()) {
     fmt::print(stderr, "commitlog-kv: {}\n", listener.status().to_string());
     return;
@@ -251,7 +246,7 @@ void Server::accept_loop() {
     ::setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     boost::fibers::fiber(std::allocator_arg,
                          boost::fibers::protected_fixedsize_stack(kConnectionStack),
-                         [this, client = *fd] { serve_connection(client, *env_); })
+                         [this, &worker, client = *fd] { serve_connection(client, *env_, worker); })
         .detach();
   }
 }

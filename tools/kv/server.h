@@ -33,14 +33,8 @@
 
 namespace commitlog::kv {
 
-// The log's options with the server's own default for commitlog_ext_spin_wait:
-// 200us, where the library's is 0. A worker answering one client hands every
-// flush back and forth with the log's sync thread, each hand-off a wake-up on
-// an idle CPU; spinning instead made one client 1.15x faster (docs/kv.md).
-Options server_log_defaults();
-
 struct ServerOptions {
-  Options log = server_log_defaults();  // its directory is replaced by <dir>/commitlog
+  Options log;  // its directory is replaced by <dir>/commitlog
   std::string policy_origin;  // why log.sync_policy: "--policy", "FILE:LINE", a default
   std::string dir = "data";  // snapshots here, the log in <dir>/commitlog
   std::string bind = "127.0.0.1";
@@ -91,7 +85,7 @@ class Server {
   Status load();
   Status listen();
   void worker();
-  void accept_loop();
+  void accept_loop(Worker& worker);
   void snapshot_loop();
   // Takes a snapshot if the table changed since the last one.
   Status maybe_snapshot();
@@ -99,8 +93,8 @@ class Server {
 
   ServerOptions options_;
   std::string log_dir_;
-  std::string policy_name_;  // as configured (the log runs "kv:<name>")
-  Duration max_hold_{};      // ThreadDurability's bound on holding a round open
+  std::string policy_name_;
+  Duration max_hold_{};  // ThreadDurability's bound on holding a round open
   KvStore store_;
   std::unique_ptr<CommitLog> log_;
   ServerCounters counters_;

@@ -1,0 +1,80 @@
+// One segment file as the tail reader (tail_reader.h) follows it while it is
+// written: what of it is loaded, how far it is known to be durable, and the
+// entries from a position up to that bound.
+//
+// A plain segment's bytes below the durable bound never change again, so
+// each refresh() reads only from there on, until the chain of markers ends. A
+// compressed segment is read whole at each refresh(): a flush's section
+// headers are written after its bytes, once earlier flushes are durable.
+//
+// Lifetime: the File stays open while this object lives, so a segment deleted
+// meanwhile can still be read to its end. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commitlog/replayer.h"
+#include "segment/codec.h"
+#include "segment/segment_image.h"
+
+namespace commitlog {
+
+class TailSegment {
+ public:
+  // nullopt while the file's header is not written yet (the writer is
+  // creating it); an error for a file that is not an intact segment.
+  static Result<std::optional<TailSegment>> open(FileSystem& fs, const SegmentFile& file);
+
+  uint64_t id() const { return file_.id; }
+  const std::string& path() const { return file_.path; }
+  const SegmentHeader& header() const { return header_; }
+
+  // Reads what was written since the last call. Afterwards durable_bound()
+  // is the largest offset that a valid marker's synced offset, or for a
+  // compressed segment a later flush, proves durable.
+  [[nodiscard]] Status refresh();
+  uint64_t durable_bound() const { return bound_; }
+
+  // How the entries are bounded.
+  enum class Bound {
+    kDurable,   // below the durable bound (max of durable_bound() and `known`)
+    kFinished,  // all of them: the segment is finished and durable
+    kRunEnded,  // all that a replay delivers: its writer's run has ended
+  };
+  // What deliver() found.
+  struct Delivery {
+    uint64_t next = 0;   // the offset to read on from
+    bool done = false;   // the segment holds nothing more
+    Status status;       // corruption below the bound, or the handler's error
+  };
+  // Calls `handler` with each entry from `from` on, as `bound` allows.
+  // `known` is a durable offset published by the writer (a CDC index).
+  Delivery deliver(uint64_t from, Bound bound, uint64_t known, const std::vector<uint32_t>& tables,
+                   const ReplayHandler& handler);
+
+ private:
+  TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHeader header);
+  bool compressed() const { return (header_.flags & format::kFlagLz4Sections) != 0; }
+  // Follows the markers from walk_at_ through `bytes`; false if it stopped
+  // because bytes ran out.
+  bool walk(std::span<const std::byte> bytes);
+  [[nodiscard]] Status load_plain_until_walk_ends();
+  [[nodiscard]] Status load_whole();
+  [[nodiscard]] Status read_whole_file_handle();
+
+  std::unique_ptr<File> handle_;
+  SegmentFile file_;
+  SegmentHeader header_;
+  std::vector<std::byte> bytes_;  // plain: the file, valid below loaded_; compressed: the file
+  uint64_t loaded_ = 0;
+  SegmentImage image_;            // compressed: rebuilt by each refresh()
+  uint64_t walk_at_ = format::kFirstMarkerOffset;  // the first marker slot not yet walked
+  uint64_t bound_ = format::kFirstMarkerOffset;
+  bool whole_ = false;  // plain: loaded to the end of the file
+};
+
+}  // namespace commitlog

@@ -1,0 +1,80 @@
+// `commitlog tail` through the binary: its lines are replay's, a position
+// file resumes it with nothing twice, bad input exits 2, a gap exits 1.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
+#include "commitlog/commit_log.h"
+#include "tests/support/run_cli.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using testing::run_cli;
+
+// One run of a writer that appends `n` mutations and closes, then an empty
+// run: the tail may then read the first to its very end.
+void write_run(const std::string& dir, int n, const std::string& tag) {
+  Options o;
+  o.directory = dir;
+  o.segment_size = 16 << 10;
+  {
+    auto log = CommitLog::open(o);
+    REQUIRE(log.ok());
+    for (int i = 0; i < n; ++i) REQUIRE((*log)->append(static_cast<uint32_t>(i % 2), tag + std::to_string(i)).ok());
+  }
+  REQUIRE(CommitLog::open(o).ok());
+}
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST_CASE("tail cli: its lines are replay's, and a position file resumes it without duplicates") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log"), position = tmp.file("position");
+  write_run(dir, 700, "first-");
+  const auto first = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", position});
+  INFO(first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out == run_cli(COMMITLOG_CLI, {"replay", dir}).out);
+  CHECK(first.err.find("700 mutations") != std::string::npos);
+  write_run(dir, 300, "second-");
+  const auto second = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", position});
+  REQUIRE(second.exit_code == 0);
+  CHECK(second.err.find("300 mutations") != std::string::npos);
+  CHECK(first.out + second.out == run_cli(COMMITLOG_CLI, {"replay", dir}).out);
+  // Nothing new: nothing written, the position stays.
+  const auto third = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", position});
+  CHECK(third.exit_code == 0);
+  CHECK(third.out.empty());
+
+  const auto one_table = run_cli(COMMITLOG_CLI, {"tail", dir, "--table", "1", "--format", "text"});
+  REQUIRE(one_table.exit_code == 0);
+  CHECK(one_table.out.find(" table 0 ") == std::string::npos);
+  CHECK(one_table.out.find(" table 1 time_us ") != std::string::npos);
+  CHECK(one_table.out.find(" size 7 first-1\n") != std::string::npos);
+}
+
+TEST_CASE("tail cli: bad input exits 2 and a deleted segment is a gap, exit 1") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log");
+  write_run(dir, 100, "m");
+  CHECK(run_cli(COMMITLOG_CLI, {"tail", dir, "--format", "xml"}).exit_code == 2);
+  const auto from = run_cli(COMMITLOG_CLI, {"tail", dir, "--from", "12"});
+  CHECK(from.exit_code == 2);
+  CHECK(from.err.find("--from") != std::string::npos);
+  CHECK(run_cli(COMMITLOG_CLI, {"tail", tmp.file("missing")}).exit_code == 2);
+  write_text(tmp.file("bad-position"), "not a position\n");
+  const auto bad = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", tmp.file("bad-position")});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad-position") != std::string::npos);
+  // Read up to an offset of a segment that is no longer there.
+  const auto gap = run_cli(COMMITLOG_CLI, {"tail", dir, "--from", "5:80"});
+  CHECK(gap.exit_code == 1);
+  CHECK(gap.err.find("gap") != std::string::npos);
+  CHECK(gap.err.find("segment 5 ") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace commitlog

@@ -1,0 +1,135 @@
+// `commitlog tail --follow --position-file` beside `commitlog stress`, which
+// is killed -9 and restarted over 100+ segment switches, plain and LZ4; the
+// tail itself is stopped (SIGTERM) and restarted from its position file now
+// and then. Its output, all runs concatenated, must be exactly `commitlog
+// replay` of the final log, and `stress --check` must find every acknowledged
+// mutation in that log.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+
+#include "commitlog/commit_log.h"
+#include "commitlog/replayer.h"
+#include "tests/support/child_process.h"
+#include "tests/support/run_cli.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using testing::wait_status;
+
+constexpr int kCycles = 10;
+constexpr size_t kSegmentsPerCycle = 12;
+
+size_t segments_in(const std::string& dir) {
+  auto files = list_segment_files(*posix_file_system(), dir);
+  return files.ok() ? files->size() : 0;
+}
+
+size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// Waits up to `limit` for `done`, checking every few milliseconds.
+template <typename Done>
+bool wait_for(Done done, std::chrono::seconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+void tail_beside_killed_writer(bool lz4) {
+  CAPTURE(lz4);
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log"), acks = tmp.file("acks"), position = tmp.file("position");
+  const std::string config = tmp.file("commitlog.yaml");
+  {
+    FILE* f = std::fopen(config.c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "commitlog_sync: batch\n", f);
+    std::fclose(f);
+  }
+  const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", "1000"};
+  std::vector<std::string> writer = {COMMITLOG_CLI, "stress", "--config", config, "--policy", "batch",
+                                     "--segment-size", "16KiB", "--producers", "2", "--fibers", "4"};
+  writer.insert(writer.end(), workload.begin(), workload.end());
+  std::vector<std::string> tail_outputs;
+  auto start_tail = [&] {
+    tail_outputs.push_back(tmp.file(fmt::format("tail-{}.jsonl", tail_outputs.size())));
+    const pid_t pid = testing::spawn({COMMITLOG_CLI, "tail", dir, "--follow", "--position-file", position, "--out",
+                                      tail_outputs.back(), "--poll-interval", "2"},
+                                     tail_outputs.back() + ".err");
+    REQUIRE(pid > 0);
+    return pid;
+  };
+  auto stop_tail = [&](pid_t pid) {
+    REQUIRE(::kill(pid, SIGTERM) == 0);
+    const int status = wait_status(pid);
+    INFO(testing::read_text_file(tail_outputs.back() + ".err"));
+    REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  };
+
+  std::mt19937_64 rng(std::random_device{}());
+  pid_t tail = start_tail();
+  for (int cycle = 0; cycle < kCycles; ++cycle) {
+    const std::string out = tmp.file(fmt::format("writer-{}.out", cycle));
+    const size_t before = segments_in(dir);
+    const pid_t pid = testing::spawn(writer, out);
+    REQUIRE(pid > 0);
+    CHECK(wait_for([&] { return segments_in(dir) >= before + kSegmentsPerCycle; }, std::chrono::seconds(60)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 50));
+    REQUIRE(::kill(pid, SIGKILL) == 0);
+    const int status = wait_status(pid);
+    INFO(testing::read_text_file(out));
+    REQUIRE((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+    if (cycle % 3 == 1) {
+      stop_tail(tail);
+      tail = start_tail();
+    }
+  }
+  std::vector<std::string> last = writer;
+  last.insert(last.end(), {"--duration", "0.2"});
+  const int last_status = wait_status(testing::spawn(last, tmp.file("writer-last.out")));
+  REQUIRE((WIFEXITED(last_status) && WEXITSTATUS(last_status) == 0));
+  // A run that writes nothing: the one before it is then known to be over.
+  Options empty;
+  empty.directory = dir;
+  REQUIRE(CommitLog::open(empty).ok());
+  CHECK(segments_in(dir) >= 100);
+
+  const testing::CliResult replay = testing::run_cli(COMMITLOG_CLI, {"replay", dir});
+  REQUIRE(replay.exit_code == 0);
+  auto tailed = [&] {
+    std::string all;
+    for (const std::string& f : tail_outputs) all += testing::read_text_file(f);
+    return all;
+  };
+  CHECK(wait_for([&] { return lines_of(tailed()) >= lines_of(replay.out); }, std::chrono::seconds(60)));
+  stop_tail(tail);
+  const std::string all = tailed();
+  CHECK(lines_of(all) == lines_of(replay.out));
+  CHECK(all == replay.out);
+  std::vector<std::string> check = {"stress", "--check"};
+  check.insert(check.end(), workload.begin(), workload.end());
+  const testing::CliResult verdict = testing::run_cli(COMMITLOG_CLI, check);
+  INFO(verdict.out << verdict.err);
+  CHECK(verdict.exit_code == 0);
+}
+
+TEST_CASE("tail kill: the tail of a log whose writer is killed -9 is its final replay, plain and LZ4") {
+  for (bool lz4 : {false, true}) tail_beside_killed_writer(lz4);
+}
+
+}  // namespace
+}  // namespace commitlog

@@ -1,0 +1,219 @@
+// Append now, wait later: an append's own wait (AppendWait), wait_durable()
+// after an append that did not wait, and what a failed sync does to both.
+//
+// Held syncs (FaultFileSystem::hold) stand for a flush in progress: while
+// msync and fdatasync are held nothing can become durable, so "returned
+// before durable" and "still waiting" are facts, not timings. Time is a
+// manual clock: no period, window or marker interval passes unless a test
+// moves it, so a flush a test sees was asked for by what it tests.
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "commitlog/commit_log.h"
+#include "commitlog/replayer.h"
+#include "tests/support/fault_file_system.h"
+#include "tests/support/manual_clock.h"
+
+namespace commitlog {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CrashMode;
+using testing::FaultFileSystem;
+using testing::ManualClock;
+using testing::Op;
+
+constexpr char kDir[] = "/wait/commitlog";
+const std::array<std::string, 4> kPolicies = {"periodic", "batch", "group", "adaptive"};
+
+constexpr Duration kWindow = 1ms;  // group
+
+Options wait_options(FaultFileSystem& fs, ManualClock& clock, const std::string& policy, bool lz4) {
+  Options o;
+  o.directory = kDir;
+  o.sync_policy = policy;
+  o.clock = &clock;
+  o.policy.group_window = kWindow;
+  o.segment_size = 1 << 20;
+  o.compression = lz4 ? Compression::kLz4 : Compression::kNone;
+  o.file_system = &fs;
+  return o;
+}
+
+bool durable(const CommitLog& log, Position p) { return p < log.stats().durable; }
+
+void hold_syncs(FaultFileSystem& fs) {
+  fs.hold(Op::kSyncMapped);
+  fs.hold(Op::kSync);
+}
+
+void release_syncs(FaultFileSystem& fs) {
+  fs.release(Op::kSyncMapped);
+  fs.release(Op::kSync);
+}
+
+// A flush's sync: msync for plain segments, fdatasync for compressed ones.
+Op flush_sync(bool lz4) { return lz4 ? Op::kSync : Op::kSyncMapped; }
+
+bool ready(const std::future<Status>& f) { return f.wait_for(0s) == std::future_status::ready; }
+
+// Every payload a power loss now would leave.
+std::vector<std::string> survivors(FaultFileSystem& fs) {
+  auto crashed = fs.crash(CrashMode::kDrop, 1);
+  ReplayOptions options;
+  options.file_system = crashed.get();
+  std::vector<std::string> out;
+  const ReplayReport report = replay_directory(kDir, options, [&](const ReplayedMutation& m) {
+    out.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+    return Status{};
+  });
+  CHECK(report.status.ok());
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST_CASE("wait later: an append that does not wait returns before durable; wait_durable returns once durable") {
+  for (const std::string& policy : kPolicies) {
+    for (const bool lz4 : {false, true}) {
+      CAPTURE(policy);
+      CAPTURE(lz4);
+      FaultFileSystem fs;
+      ManualClock clock;
+      auto opened = CommitLog::open(wait_options(fs, clock, policy, lz4));
+      REQUIRE(opened.ok());
+      CommitLog& log = **opened;
+      auto warm = log.append(1, "warm", {.wait = AppendWait::kNothing});
+      REQUIRE(warm.ok());
+      REQUIRE(log.sync().ok());
+      REQUIRE(durable(log, *warm));
+
+      hold_syncs(fs);
+      auto later = log.append(1, "later", {.wait = AppendWait::kNothing});
+      REQUIRE(later.ok());
+      CHECK_FALSE(durable(log, *later));
+      const Mutation batch[] = {{1, std::as_bytes(std::span("b1", 2))},
+                                {1, std::as_bytes(std::span("b2", 2))}};
+      auto range = log.append_batch(batch, {.wait = AppendWait::kNothing});
+      REQUIRE(range.ok());
+      CHECK_FALSE(durable(log, range->last));
+      clock.advance(kWindow);  // group's window ends; nobody else waits for time
+
+      auto waited = std::async(std::launch::async, [&] { return log.wait_durable(range->last); });
+      REQUIRE(fs.await_held(flush_sync(lz4)));
+      CHECK_FALSE(ready(waited));
+      CHECK_FALSE(durable(log, *later));
+      release_syncs(fs);
+      CHECK(waited.get().ok());
+      CHECK(durable(log, *later));
+      CHECK(durable(log, range->last));
+      CHECK(log.wait_durable(*later).ok());  // durable already: at once
+
+      fs.pull_plug();
+      log.close().ignore();
+      const auto kept = survivors(fs);
+      CHECK(contains(kept, "later"));
+      CHECK(contains(kept, "b2"));
+    }
+  }
+}
+
+TEST_CASE("wait later: a durable append under periodic asks for a flush and waits for it") {
+  for (const bool lz4 : {false, true}) {
+    CAPTURE(lz4);
+    FaultFileSystem fs;
+    ManualClock clock;
+    auto opened = CommitLog::open(wait_options(fs, clock, "periodic", lz4));
+    REQUIRE(opened.ok());
+    CommitLog& log = **opened;
+    auto warm = log.append(1, "warm", {.wait = AppendWait::kDurable});
+    REQUIRE(warm.ok());
+    CHECK(durable(log, *warm));  // and no time passed
+
+    hold_syncs(fs);
+    // The policy's own answer: periodic returns at once.
+    auto policy = log.append(1, "policy");
+    REQUIRE(policy.ok());
+    CHECK_FALSE(durable(log, *policy));
+    auto appended = std::async(std::launch::async, [&] {
+      return log.append(1, "durable", {.wait = AppendWait::kDurable}).status();
+    });
+    REQUIRE(fs.await_held(flush_sync(lz4)));
+    CHECK_FALSE(ready(appended));
+    release_syncs(fs);
+    CHECK(appended.get().ok());
+    CHECK(durable(log, *policy));
+    CHECK(log.metrics().syncs_by_reason[static_cast<size_t>(SyncReason::kProducerRequest)] >= 2);
+    CHECK(log.metrics().syncs_by_reason[static_cast<size_t>(SyncReason::kPeriod)] == 0);
+
+    fs.pull_plug();
+    log.close().ignore();
+    const auto kept = survivors(fs);
+    CHECK(contains(kept, "durable"));
+  }
+}
+
+TEST_CASE("wait later: a failed sync fails the later wait of every position it covered, and stays failed") {
+  for (const std::string& policy : kPolicies) {
+    CAPTURE(policy);
+    FaultFileSystem fs;
+    ManualClock clock;
+    auto opened = CommitLog::open(wait_options(fs, clock, policy, false));
+    REQUIRE(opened.ok());
+    CommitLog& log = **opened;
+    auto before = log.append(1, "before", {.wait = AppendWait::kNothing});
+    REQUIRE(before.ok());
+    REQUIRE(log.sync().ok());
+
+    std::vector<Position> covered;
+    for (int i = 0; i < 3; ++i) {
+      auto p = log.append(1, "covered " + std::to_string(i), {.wait = AppendWait::kNothing});
+      REQUIRE(p.ok());
+      covered.push_back(*p);
+    }
+    fs.inject(Op::kSyncMapped, EIO);
+    clock.advance(kWindow);
+    const Status failed = log.wait_durable(covered.back());
+    CHECK(failed.code() == ErrorCode::kIoError);
+    CHECK(failed.message().find("msync") != std::string::npos);
+    fs.clear_faults();  // sticky without the fault
+    for (const Position p : covered) {
+      CAPTURE(p.to_string());
+      CHECK(log.wait_durable(p).code() == ErrorCode::kIoError);
+    }
+    CHECK(log.wait_durable(*before).ok());  // durable before the failure
+    CHECK(log.append(1, "after", {.wait = AppendWait::kNothing}).status().code() ==
+          ErrorCode::kIoError);
+    CHECK(log.sync().code() == ErrorCode::kIoError);
+    log.close().ignore();
+  }
+}
+
+TEST_CASE("wait later: each policy states what an append that follows it is acknowledged with") {
+  FaultFileSystem fs;
+  ManualClock clock;
+  for (const std::string& policy : kPolicies) {
+    CAPTURE(policy);
+    Options options = wait_options(fs, clock, policy, false);
+    options.policy.latency_cap = 3ms;
+    auto log = CommitLog::open(options);
+    REQUIRE(log.ok());
+    const PolicyPromise promise = (*log)->policy_promise();
+    CHECK(promise.acknowledges_durable == (policy != "periodic"));
+    const Duration delay = policy == "group"      ? kWindow
+                           : policy == "adaptive" ? Duration(3ms)
+                                                               : Duration::zero();
+    CHECK(promise.max_added_delay == delay);
+    REQUIRE((*log)->close().ok());
+  }
+}
+
+}  // namespace
+}  // namespace commitlog
