@@ -152,7 +152,7 @@ void FlushPipeline::finish(Flush flush, const Status& status) {
     const Item& item = flush.items[i];
     item.segment->committed(item.staged);
     if (observer_ != nullptr && !item.staged.write.empty()) {
-      observer_->on_durable(*item.segment, item.staged.tail);
+      observer_->on_durable(*item.segment, item.segment->durable_offset());
     }
   }
   if (!status.ok()) {
