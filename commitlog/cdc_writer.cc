@@ -65,53 +65,48 @@ void CdcWriter::stop() {
 // CDC table's append is acknowledged, a crash cannot lose its segment's link.
 // One link per segment, so the flush that takes the segment's first CDC
 // mutation alone pays for it.
-void CdcWriter::committed(std::span<MappedSegment* const> segments) {
-  bool queued = false;
-  for (MappedSegment* segment : segments) {
-    const uint64_t id = segment->id();
-    if (not_captured_.count(id) != 0) {
-      if (segment->finished()) not_captured_.erase(id);
-      continue;
-    }
-    auto it = linked_offsets_.find(id);
-    if (it == linked_offsets_.end()) {
-      const auto& tables = segment->tables();
-      const bool captured = std::any_of(tables.begin(), tables.end(),
-                                        [&](const TableExtent& e) { return options_.captures(e.table); });
-      if (!captured) continue;
-      const std::string name = base_name(segment->path());
-      {
-        // Before the link exists: making room never deletes it.
-        std::lock_guard lock(mu_);
-        unfinished_.insert(id);
-      }
-      Status linked = fs_.link(segment->path(), dir_ + "/" + name);
-      if (linked.ok()) linked = fs_.sync_dir(dir_);
-      if (!linked.ok()) {
-        report("linking " + segment->path() + " into " + dir_ + " failed: " + linked.to_string() +
-               "; its mutations are not captured");
-        failures_.fetch_add(1);
-        if (!segment->finished()) not_captured_.insert(id);
-        std::lock_guard lock(mu_);
-        unfinished_.erase(id);
-        continue;
-      }
-      linked_.fetch_add(1);
-      it = linked_offsets_.emplace(id, 0).first;
-      std::lock_guard lock(mu_);
-      measure_ = true;
-    }
-    const uint64_t offset = segment->durable_offset();
-    if (offset <= it->second && !segment->finished()) continue;
-    it->second = offset;
-    {
-      std::lock_guard lock(mu_);
-      due_[id] = {base_name(segment->path()), offset, segment->finished()};
-    }
-    queued = true;
-    if (segment->finished()) linked_offsets_.erase(it);
+void CdcWriter::on_durable(const MappedSegment& segment, uint64_t offset) {
+  const uint64_t id = segment.id();
+  if (not_captured_.count(id) != 0) {
+    if (segment.finished()) not_captured_.erase(id);
+    return;
   }
-  if (queued) cv_.notify_one();
+  auto it = linked_offsets_.find(id);
+  if (it == linked_offsets_.end()) {
+    const auto& tables = segment.tables();
+    const bool captured = std::any_of(tables.begin(), tables.end(),
+                                      [&](const TableExtent& e) { return options_.captures(e.table); });
+    if (!captured) return;
+    const std::string name = base_name(segment.path());
+    {
+      // Before the link exists: making room never deletes it.
+      std::lock_guard lock(mu_);
+      unfinished_.insert(id);
+    }
+    Status linked = fs_.link(segment.path(), dir_ + "/" + name);
+    if (linked.ok()) linked = fs_.sync_dir(dir_);
+    if (!linked.ok()) {
+      report("linking " + segment.path() + " into " + dir_ + " failed: " + linked.to_string() +
+             "; its mutations are not captured");
+      failures_.fetch_add(1);
+      if (!segment.finished()) not_captured_.insert(id);
+      std::lock_guard lock(mu_);
+      unfinished_.erase(id);
+      return;
+    }
+    linked_.fetch_add(1);
+    it = linked_offsets_.emplace(id, 0).first;
+    std::lock_guard lock(mu_);
+    measure_ = true;
+  }
+  if (offset <= it->second && !segment.finished()) return;
+  it->second = offset;
+  {
+    std::lock_guard lock(mu_);
+    due_[id] = {base_name(segment.path()), offset, segment.finished()};
+  }
+  if (segment.finished()) linked_offsets_.erase(it);
+  cv_.notify_one();
 }
 
 Status CdcWriter::admit(uint32_t table) {

@@ -3,7 +3,7 @@
 // `_cdc.idx` file at the offset up to which it is durable, and keeps cdc_raw
 // within cdc_total_space.
 //
-// When. The sync thread calls committed() after each successful flush. A
+// When. The sync thread calls on_durable() after each successful commit. A
 // segment whose tables (learned while sealing) include a CDC table is linked
 // there and then, before the flush's waiters wake: an acknowledged mutation
 // of a CDC table is always in a linked segment. Its idx file is rewritten on
@@ -18,7 +18,7 @@
 // deletes files; without it, the oldest finished segments in cdc_raw and their
 // idx files are deleted until it fits, each counted and logged.
 //
-// Threads: committed() on the sync thread; admit() and the accessors on any
+// Threads: on_durable() on the sync thread; admit() and the accessors on any
 // thread; its own thread writes idx files, measures and deletes.
 #pragma once
 
@@ -57,7 +57,7 @@ class CdcWriter final : public CommitObserver {
   // thread stopped. Idempotent.
   void stop();
 
-  void committed(std::span<MappedSegment* const> segments) override;
+  void on_durable(const MappedSegment& segment, uint64_t offset) override;
   // Producers: ok, or kNoSpace when `table` is a CDC table and cdc_raw is full
   // with block_writes.
   [[nodiscard]] Status admit(uint32_t table);

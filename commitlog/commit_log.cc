@@ -1,7 +1,5 @@
 #include "commitlog/commit_log.h"
 
-#include <sched.h>
-
 #include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
 #include "commitlog/cdc_writer.h"
@@ -28,20 +26,6 @@ uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
          (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0) |
          (mode.mode == DiskAccessMode::kDirect ? format::kFlagWholeBlocks : 0);
-}
-
-// A spinner and the thread it waits for must run at once: confined to one
-// CPU, a producer spinning through a flush holds off the sync thread that
-// does it (commitlog-kv under `taskset -c 1` with one client: 3,700 SET/s
-// spinning against 5,300 for Redis). The log's threads inherit the opener's
-// CPU set, so that is the one that counts.
-Options with_usable_spin(Options options) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (::sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) {
-    options.spin_wait = Duration::zero();
-  }
-  return options;
 }
 
 }  // namespace
@@ -156,8 +140,8 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   auto mode = choose_access_mode(options, options.directory);
   if (!mode.ok()) return mode.status();
 
-  auto impl = std::make_unique<Impl>(with_usable_spin(options), std::move(mode).value(),
-                                     std::move(policy).value(), *first_id);
+  auto impl = std::make_unique<Impl>(options, std::move(mode).value(), std::move(policy).value(),
+                                     *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
@@ -168,7 +152,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   }
   impl->sync_thread = std::make_unique<SyncThread>(
       impl->clock, impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
-      options.compression == Compression::kLz4, impl->options.spin_wait, impl->cdc.get());
+      options.compression == Compression::kLz4, impl->cdc.get());
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 
@@ -337,11 +321,10 @@ MetricsSnapshot CommitLog::metrics() const {
   m.segment_wait_nanos = s.segment_wait_nanos.load();
   m.seal_waits = c.seal_waits.load();
   m.seal_wait_nanos = c.seal_wait_nanos.load();
-  for (const SpinCounters* spins : {&c.idle_spins, &s.waiters.spin_counters()}) {
-    m.spins += spins->spins.load();
-    m.spins_missed += spins->missed.load();
-    m.spin_nanos += spins->nanos.load();
-  }
+  const SpinCounters& spins = s.waiters.spin_counters();
+  m.spins = spins.spins.load();
+  m.spins_missed = spins.missed.load();
+  m.spin_nanos = spins.nanos.load();
   m.commit_waits = s.commit_waits.load();
   m.commit_wait_nanos = s.commit_wait_nanos.load();
   m.sync_latency_us = histogram(c.flush_latency_us, SyncCounters::kGroupSizeBuckets, c.flush_nanos.load() / 1000);

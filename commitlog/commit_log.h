@@ -1,12 +1,13 @@
-// The commit log: what an embedding key-value store opens, appends to, and
+// Public API. The commit log: what an embedding key-value store opens, appends to, and
 // closes. Read segment/FORMAT.md for what lands on disk and
 // commitlog/replayer.h for reading it back after a crash.
 //
 // The write path, in the order a newcomer should read the files:
 //   append() -> SegmentChain::active() -> MappedSegment::reserve() (one CAS)
-//   -> MappedSegment::write_entry() (one copy into the mapping)
-//   -> SyncPolicy::after_append() (policies/) -> SyncThread (marker, msync)
-//   -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
+//   -> MappedSegment::write_entry() (one copy into the segment's image)
+//   -> SyncPolicy::after_append() (policies/) -> SyncThread: the policy's plan,
+//   then seal (markers) -> FlushPipeline: stage, commit (msync/fdatasync),
+//   committed -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
 //
 // After the write path, a segment's life (commitlog/segment_lifecycle.h):
 // finished by the sync thread -> archived (archiver.h) -> deleted once

@@ -1,9 +1,12 @@
-// What the sync thread tells others after each successful flush: how far each
-// segment it may have covered is durable now. Change data capture
-// (cdc_writer.h) publishes that in cdc_raw.
+// The one place where a flush's durable offset becomes known, per segment:
+// FlushPipeline tells a CommitObserver (if the log has one) each time a
+// commit made a segment's entries durable up to an offset, before the
+// producers waiting for them wake and before a finished segment is retired.
+// Change data capture (cdc_writer.h) follows it to link segments into
+// cdc_raw and keep their idx files.
 #pragma once
 
-#include <span>
+#include <cstdint>
 
 #include "segment/mapped_segment.h"
 
@@ -12,11 +15,13 @@ namespace commitlog {
 class CommitObserver {
  public:
   virtual ~CommitObserver() = default;
-  // Sync thread, after a flush succeeded and before its waiters wake: the
-  // segments not retired yet, oldest first. Each one's durable_offset(),
-  // finished() and tables() may be read during the call. Must not block for
-  // long: every producer waiting for durability waits for it.
-  virtual void committed(std::span<MappedSegment* const> segments) = 0;
+  // Every entry of `segment` below file image offset `offset` is durable, and
+  // so is every entry of the segments before it; segment.finished() says
+  // whether `offset` is its end. Its id(), path(), tables() and finished() may
+  // be read during the call. Called on the sync thread, in flush order, with
+  // offsets that never go back within a segment; must not block for long (it
+  // delays every waiting producer).
+  virtual void on_durable(const MappedSegment& segment, uint64_t offset) = 0;
 };
 
 }  // namespace commitlog

@@ -1,7 +1,7 @@
 // The log's second thread for durability, beside the sync thread, in logs
 // whose segments are compressed: it runs the fdatasync half of a flush (a
 // "commit"), so that the sync thread can meanwhile compress and write the
-// next flush (sync_thread.h). One job at a time.
+// next flush (flush_pipeline.h). One job at a time.
 //
 // Thread-safety: start(), done() and wait() are called by one thread (the
 // sync thread). The job runs on the commit thread; `on_done` runs there too,

@@ -9,9 +9,8 @@ namespace {
 
 // A spawned fiber suspends on the fiber condition variable; a plain thread
 // (or a thread's main context) blocks in a futex wait. Boost 1.74's
-// condition variable guards its queue with a spinlock that never yields:
-// with more plain threads than cores it burns far more CPU per wake-up than
-// a futex wait does.
+// condition variable guards its queue with a spinlock that never yields, so
+// plain threads contending for it burn their CPUs instead of sleeping.
 bool on_worker_fiber() {
   return boost::fibers::context::active()->is_context(boost::fibers::type::worker_context);
 }
@@ -37,69 +36,24 @@ void DurableWaiters::wait(Predicate ready) {
 // on it. The word is read before the check and every wake-up raises it after
 // changing what the check reads, so the wait cannot sleep through one.
 //
-// A lone waiter whose flushes carry only its own mutation spins first: it and
-// the sync thread hand every flush back and forth, and a futex wake-up of a
-// sleeping thread is a sizeable part of a fast fdatasync. It spins only while
-// its waits are shorter than the limit (so not under a group window), and
-// only alone and for one-mutation flushes: with more producers the CPU it
-// would burn is the others' (a commitlog-kv worker spinning through flushes
-// of several mutations loses throughput).
+// Only a lone waiter of one-mutation flushes may spin: with more producers
+// the CPU it would burn is the others', and a flush of several mutations
+// comes no sooner for it.
 template <typename Predicate>
 void DurableWaiters::wait_on_thread(Predicate ready) {
-  const bool lone = spin_limit_ > Duration::zero() && waiting_.load() == 1 &&
-                    lone_flush_.load(std::memory_order_relaxed);
-  const TimePoint start = lone ? clock_.now() : TimePoint{};
-  const bool spin = lone &&
-                    Duration(last_lone_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_ &&
-                    !spin_backed_off();
-  bool spun = false;
-  if (spin) {
-    spinning_.store(true, std::memory_order_relaxed);
-    spun = spin_until(clock_, ready, spin_limit_, spins_);
-    spinning_.store(false, std::memory_order_relaxed);
-    note_spin(spun);
+  bool may_spin = waiting_.load() == 1 && lone_flush_.load(std::memory_order_relaxed);
+  while (true) {
+    const uint32_t seen = thread_wakes_.load();
+    if (ready()) break;
+    thread_wakes_.wait(seen, TimePoint::max(), may_spin);
+    may_spin = false;
   }
-  if (!spun) {
-    while (true) {
-      const uint32_t seen = thread_wakes_.load();
-      if (ready()) break;
-      thread_wakes_.wait(seen);
-    }
-  }
-  if (lone)
-    last_lone_wait_ns_.store((clock_.now() - start).count(), std::memory_order_relaxed);
-}
-
-// A spin runs out when the thread it waits for cannot run meanwhile: both
-// on one CPU (a vCPU the host took away, a cpuset shrunk after open). Then
-// every spin costs the whole limit, and the last-wait rule alone let every
-// other wait spin: one client made 3,400 SET/s against 7,000 in such spells.
-// Only lone waiters get here, so the relaxed read-modify-writes race with
-// nobody that matters; a lost update shifts the back-off by one wait.
-bool DurableWaiters::spin_backed_off() {
-  const uint32_t skip = spins_to_skip_.load(std::memory_order_relaxed);
-  if (skip == 0) return false;
-  spins_to_skip_.store(skip - 1, std::memory_order_relaxed);
-  return true;
-}
-
-void DurableWaiters::note_spin(bool ended_in_time) {
-  constexpr uint32_t kMaxBackoffDoublings = 10;
-  if (ended_in_time) {
-    missed_in_row_.store(0, std::memory_order_relaxed);
-    return;
-  }
-  const uint32_t n =
-      std::min(missed_in_row_.load(std::memory_order_relaxed) + 1, kMaxBackoffDoublings);
-  missed_in_row_.store(n, std::memory_order_relaxed);
-  spins_to_skip_.store((1u << n) - 1, std::memory_order_relaxed);
 }
 
 // With every fiber on one condition variable, each flush woke hundreds of
 // fibers one by one from the sync thread, each a remote schedule, all under
 // the variable's spinlock -- on which the fibers that had already run and
-// came back to wait then spun: half of all CPU with 1,000 fibers on 2 threads
-// (perf). Now the sync thread wakes only the leaders; a leader wakes its own
+// came back to wait then spun. So the sync thread wakes only the leaders; a leader wakes its own
 // group, mostly fibers of its own thread, which is a local schedule. A woken
 // group re-checks and the first fiber still waiting leads it next.
 template <typename Predicate>

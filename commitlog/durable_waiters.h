@@ -10,13 +10,11 @@
 // The fibers' groups and the failure state share one mutex; a plain thread's
 // wait takes it only to read a failure.
 //
-// A lone thread waiter spins before it sleeps (see `spin_limit`), when the
-// last flush carried one mutation and its own last wait was shorter than the
-// limit: a producer and the sync thread handing each flush back and forth,
-// where the futex wake-up is a sizeable part of the wait. A spin that runs
-// out backs off: after the
-// n-th such spin in a row, the next 2^n - 1 waits that would spin sleep
-// instead (n at most 10); a spin that ends in time resets n.
+// With a spin limit (Options::spin_wait, off by default), a lone thread
+// waiter whose last flush carried one mutation may spin before it sleeps
+// (FutexWord's spinning, with its rules): a producer and the sync thread
+// then hand each flush back and forth, and a futex wake-up is a large part
+// of each wait.
 //
 // Positions are packed into one 64-bit word: (segment ordinal << 40) | offset,
 // where the ordinal counts the segments this process created. Entries of
@@ -50,7 +48,7 @@ class DurableWaiters {
   // (Options::spin_wait); zero: never. `clock` times the spins; it must
   // outlive this object.
   explicit DurableWaiters(const Clock& clock, Duration spin_limit = Duration::zero())
-      : clock_(clock), spin_limit_(spin_limit) {}
+      : thread_wakes_(clock, spin_limit) {}
 
   // True when the entry at `packed` is durable.
   bool durable(uint64_t packed) const { return packed < durable_.load(std::memory_order_acquire); }
@@ -66,9 +64,7 @@ class DurableWaiters {
   Status wait_flush_started_after(TimePoint since);
   size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
   // The lone waiter's spins (see above).
-  const SpinCounters& spin_counters() const { return spins_; }
-  // True while a thread waiter spins: the sync thread may then spin too.
-  bool waiter_spinning() const { return spinning_.load(std::memory_order_relaxed); }
+  const SpinCounters& spin_counters() const { return thread_wakes_.spin_counters(); }
 
   // Sync thread, before advance(): the flush made `entries` mutations durable.
   void note_flush(uint64_t entries) { lone_flush_.store(entries <= 1, std::memory_order_relaxed); }
@@ -92,8 +88,6 @@ class DurableWaiters {
   void wait(Predicate ready);
   template <typename Predicate>
   void wait_on_thread(Predicate ready);
-  bool spin_backed_off();  // a wait that would spin: true if it must not
-  void note_spin(bool ended_in_time);
   Status failure_since(uint64_t round) const;  // the error a failed wait returns
 
   // The fibers of one scheduler thread waiting here; guarded by mu_.
@@ -106,14 +100,7 @@ class DurableWaiters {
   template <typename Predicate>
   void wait_in_group(std::unique_lock<std::mutex>& lock, Predicate ready);
 
-  const Clock& clock_;
-  const Duration spin_limit_;
-  std::atomic<bool> lone_flush_{false};        // the last flush carried at most one mutation
-  std::atomic<int64_t> last_lone_wait_ns_{0};  // a lone thread waiter's last wait
-  SpinCounters spins_;
-  std::atomic<bool> spinning_{false};
-  std::atomic<uint32_t> missed_in_row_{0};  // spins that ran out, in a row
-  std::atomic<uint32_t> spins_to_skip_{0};  // the back-off left
+  std::atomic<bool> lone_flush_{false};  // the last flush carried at most one mutation
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};
   std::atomic<size_t> waiting_{0};

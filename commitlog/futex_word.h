@@ -1,8 +1,19 @@
-// A 32-bit word that threads can sleep on until it changes: the Linux futex,
-// with no spinning or yielding first (unlike std::atomic::wait in libstdc++
-// 12, whose sched_yield() rounds add tens of µs to a lone producer's every
-// flush). A caller that knows a short wait is
-// coming spins itself first, bounded, with spin_until().
+// The log's one waiting primitive: a 32-bit word that threads sleep on until
+// another thread changes it (the Linux futex: no mutex, one system call on
+// each side, and no spinning or yielding first, unlike std::atomic::wait in
+// libstdc++ 12). The sync thread sleeps on its state word, plain producer
+// threads on the durable watermark's wake-up count (durable_waiters.h).
+//
+// Spinning is an option, off unless a spin limit is given
+// (Options::spin_wait): a wait that the caller expects to be a short
+// hand-off (wait(seen, deadline, /*may_spin=*/true)) first watches the word
+// for up to the limit, so the waker's change ends it without a context
+// switch. It is tried only while the previous spinning wait ended within the
+// limit (not under a group window), and a spin that runs out backs off: after
+// the n-th in a row, the next 2^n - 1 waits that would spin sleep at once (n
+// at most 10), since a spin runs out when the thread it waits for cannot run
+// meanwhile (both on one CPU). The spin state assumes one spinning waiter at
+// a time; a race between two shifts the back-off by one wait.
 //
 // Thread-safety: every member is thread-safe.
 #pragma once
@@ -14,8 +25,21 @@
 
 namespace commitlog {
 
+// What the spins did: spins, those that ended without a change (the waiter
+// then slept), and the time spent spinning.
+struct SpinCounters {
+  std::atomic<uint64_t> spins{0};
+  std::atomic<uint64_t> missed{0};
+  std::atomic<uint64_t> nanos{0};
+};
+
 class FutexWord {
  public:
+  // `clock` (which must outlive the word) times the spins and the previous
+  // spinning wait; `spin_limit` zero never spins.
+  explicit FutexWord(const Clock& clock, Duration spin_limit = Duration::zero())
+      : clock_(clock), spin_limit_(spin_limit) {}
+
   uint32_t load() const { return word_.load(); }
   void store(uint32_t value) { word_.store(value); }
   uint32_t fetch_add(uint32_t value) { return word_.fetch_add(value); }
@@ -23,53 +47,29 @@ class FutexWord {
   bool compare_exchange(uint32_t expected, uint32_t desired) {
     return word_.compare_exchange_strong(expected, desired);
   }
-  // Sleeps while the word equals `seen`. May return early (a signal), so a
-  // caller re-checks what it waits for.
-  void wait(uint32_t seen) const;
+  // Sleeps while the word equals `seen`, at the latest until `wake_at` on the
+  // steady clock (TimePoint::max(): no time limit). With `may_spin`, spins
+  // first as above. May return early (a signal), so a caller re-checks what
+  // it waits for.
+  void wait(uint32_t seen, TimePoint wake_at = TimePoint::max(), bool may_spin = false);
   // Wakes one, or every, thread sleeping in wait(): call after changing the word.
   void wake_one() const;
   void wake_all() const;
 
+  const SpinCounters& spin_counters() const { return spins_; }
+
  private:
+  // Spins until the word leaves `seen` or the limit passes; true if it left.
+  bool spin(uint32_t seen);
+  bool spin_backed_off();
+
   std::atomic<uint32_t> word_{0};
+  const Clock& clock_;
+  const Duration spin_limit_;
+  SpinCounters spins_;
+  std::atomic<int64_t> last_spinning_wait_ns_{0};
+  std::atomic<uint32_t> missed_in_row_{0};  // spins that ran out, in a row
+  std::atomic<uint32_t> spins_to_skip_{0};  // the back-off left
 };
-
-// The CPU's hint that the caller is spinning (x86 pause, Arm yield).
-inline void spin_pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
-}
-
-// What spin_until() did: spins, those that ended without what they waited
-// for (the caller then sleeps), and the time spent spinning.
-struct SpinCounters {
-  std::atomic<uint64_t> spins{0};
-  std::atomic<uint64_t> missed{0};
-  std::atomic<uint64_t> nanos{0};
-};
-
-// Calls done() until it returns true or `limit` has passed, reading the clock
-// every 64 calls; returns done()'s last answer. For a wait that is about to
-// sleep on a FutexWord when the wake-up would cost more than the wait.
-// The limit is measured on `clock`.
-template <typename Done>
-bool spin_until(const Clock& clock, Done done, Duration limit, SpinCounters& counters) {
-  const TimePoint start = clock.now();
-  bool ready = false;
-  while (!ready) {
-    for (int i = 0; i < 64 && !(ready = done()); ++i) spin_pause();
-    if (!ready && clock.now() - start >= limit) break;
-  }
-  ready = ready || done();
-  counters.spins.fetch_add(1, std::memory_order_relaxed);
-  if (!ready) counters.missed.fetch_add(1, std::memory_order_relaxed);
-  counters.nanos.fetch_add(
-      static_cast<uint64_t>((clock.now() - start).count()),
-      std::memory_order_relaxed);
-  return ready;
-}
 
 }  // namespace commitlog

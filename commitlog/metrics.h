@@ -1,4 +1,4 @@
-// A snapshot of the log's metrics (CommitLog::metrics()) and two renderings of
+// Public API. A snapshot of the log's metrics (CommitLog::metrics()) and two renderings of
 // it: JSON and the Prometheus text format.
 //
 // Cassandra's CommitLog metrics map as: CompletedTasks -> mutations_completed,

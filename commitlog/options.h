@@ -1,4 +1,4 @@
-// Everything an embedder can set when opening a CommitLog. Config files
+// Public API. Everything an embedder can set when opening a CommitLog. Config files
 // (commitlog/config.h) produce one of these; code may also fill it directly.
 #pragma once
 
@@ -107,16 +107,13 @@ struct Options {
   // commitlog/archiver.h); empty: no archiving.
   std::string archiving_properties;
   CommitFailurePolicy commit_failure_policy = CommitFailurePolicy::kStop;
-  // The longest a waiting thread spins before it sleeps on a futex
+  // The longest a waiting producer thread spins before it sleeps on a futex
   // (commitlog_ext_spin_wait; 0: never, the default; at most 10ms). Only a
-  // lone producer thread whose flushes carry its own mutation spins, and the
-  // sync thread after handing such a flush back to it, and only while its
-  // waits stay within this. It pays where each hand-off wakes a thread on an
-  // idle CPU (a server thread answering one client: commitlog-kv turns it
-  // on), hardly where the producer is woken on the CPU the sync thread leaves
-  // (a lone benchmark thread: little off p50 for several times the CPU).
-  // Costs up to the wait in CPU per flush. A log opened on a thread confined
-  // to one CPU never spins (CommitLog::options() then says 0).
+  // lone producer thread whose flushes carry its own mutation spins, and only
+  // while its waits stay within this (commitlog/futex_word.h). It pays where
+  // each hand-off would wake a thread on an idle CPU (a server thread
+  // answering one client); it costs up to the wait in CPU per flush, and on a
+  // process confined to one CPU every spin runs out and backs off.
   Duration spin_wait = Duration::zero();
   // The permission bits of the segment files and of the directories the log
   // creates (commitlog_ext_file_mode, commitlog_ext_directory_mode), less the

@@ -1,4 +1,4 @@
-// A place in the log: the segment id and the offset of an entry's first byte.
+// Public API. A place in the log: the segment id and the offset of an entry's first byte.
 // Positions are totally ordered: by segment id, then offset. An entry is
 // durable once the log's durable position is greater than its position.
 #pragma once

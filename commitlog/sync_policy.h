@@ -50,7 +50,7 @@ struct ProducerView {
 struct SyncState {
   TimePoint now;
   TimePoint last_flush_started;   // of the last completed flush, or of one still
-                                  // committing (compressed segments, sync_thread.h)
+                                  // committing (compressed segments, flush_pipeline.h)
   TimePoint last_flush_finished;
   TimePoint last_seal;            // last seal, with or without flush
   Duration last_flush_duration{};

@@ -99,6 +99,8 @@ void encode_entry_header(std::byte* out, const EntryHeader& entry, uint64_t segm
   store_u64(out + format::kEntryHeaderChecksumOffset, entry_header_checksum(out, segment_id, own_offset));
 }
 
+uint32_t entry_table(const std::byte* in) { return load_u32(in + format::kEntryTableOffset); }
+
 std::optional<EntryHeader> decode_entry_header(const std::byte* in, uint64_t segment_id,
                                                uint64_t own_offset) {
   if (load_u64(in + format::kEntryHeaderChecksumOffset) != entry_header_checksum(in, segment_id, own_offset)) {

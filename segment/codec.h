@@ -70,6 +70,9 @@ struct EntryHeader {
 // Writes the kEntryHeaderSize bytes of an entry header at `own_offset` to `out`.
 void encode_entry_header(std::byte* out, const EntryHeader& entry, uint64_t segment_id,
                          uint64_t own_offset);
+// The table of the entry header at `in`, unchecked: for the writer, reading
+// back an entry a producer of this process published.
+uint32_t entry_table(const std::byte* in);
 // The entry header in the kEntryHeaderSize bytes at `in`, when its checksum
 // holds and its length covers at least the header.
 std::optional<EntryHeader> decode_entry_header(const std::byte* in, uint64_t segment_id,

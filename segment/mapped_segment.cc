@@ -149,11 +149,10 @@ bool MappedSegment::has_unflushed() const {
 // A producer that takes a page fault between reserving an entry and
 // publishing it holds up seal(), which waits for that entry. With a mapped
 // segment, every first write to a page faults (MAP_POPULATE maps shared pages
-// read-only); with thousands of fibers on few CPUs the sync thread spent much
-// of its CPU yielding in wait_for_published(), and the faults contended for the
-// page-table lock with msync's write-protection. Preparing the pages ahead
-// on the sync thread, after its waiters are woken, takes those faults off
-// the producers' path. The page producers write now is
+// read-only), and with many producers on few CPUs the faults contend for the
+// page-table lock with msync's write-protection while the sync thread waits.
+// Preparing the pages ahead on the sync thread, after its waiters are woken,
+// takes those faults off the producers' path. The page producers write now is
 // left alone: preparing it would race with them for its lock. Four times the
 // recent growth, renewed once half of it is used, keeps ahead of the
 // producers with one madvise per few flushes (one producer: per 256 appends
@@ -206,9 +205,10 @@ bool MappedSegment::closed() const {
 void MappedSegment::wait_for_published(uint64_t end) {
   // Producers never suspend between reserve() and the length store, so this
   // wait is as long as one memcpy (or a direct payload's pwrite or LZ4 call)
-  // unless a producer thread was preempted. That happens with many fibers on
-  // few CPUs, and the whole flush waits with them. So such waits are counted and timed (the metrics'
-  // seal_waits), at the cost of two clock reads per wait.
+  // unless a producer thread was preempted, which with many producers on few
+  // CPUs happens, and the whole flush waits with it. So such waits are
+  // counted and timed (the metrics' seal_waits), at the cost of two clock
+  // reads per wait.
   uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
   unsigned spins = 0;
   std::optional<TimePoint> waiting_since;
@@ -224,7 +224,7 @@ void MappedSegment::wait_for_published(uint64_t end) {
       continue;
     }
     spins = 0;
-    note_table(load_u32(base_ + at + format::kEntryTableOffset), at);
+    note_table(entry_table(base_ + at), at);
     at += format::align_up(length);
     ++sealed_entries_;
   }
@@ -292,19 +292,6 @@ uint64_t MappedSegment::seal() {
   return end + format::kMarkerSize;
 }
 
-Result<uint64_t> MappedSegment::flush() {
-  const uint64_t tail = open_marker_ + format::kMarkerSize;
-  if (dirty_) {
-    CL_RETURN_IF_ERROR(storage_->persist(flush_from_, tail - flush_from_));
-    // The next seal rewrites the open marker, so the next flush starts there.
-    flush_from_ = open_marker_;
-    dirty_ = false;
-    made_durable(tail);
-  }
-  if (end_marker_written_) finished_ = true;
-  return tail;
-}
-
 Result<MappedSegment::Staged> MappedSegment::stage(bool hold_headers) {
   Staged staged;
   staged.tail = open_marker_ + format::kMarkerSize;
@@ -313,7 +300,8 @@ Result<MappedSegment::Staged> MappedSegment::stage(bool hold_headers) {
   if (!write.ok()) return write.status();
   staged.write = std::move(write).value();
   staged.last = end_marker_written_;
-  flush_from_ = open_marker_;  // as in flush()
+  // The next seal rewrites the open marker, so the next stage starts there.
+  flush_from_ = open_marker_;
   dirty_ = false;
   return staged;
 }
@@ -325,14 +313,10 @@ Status MappedSegment::commit(const Staged& staged) const {
 void MappedSegment::committed(const Staged& staged) {
   if (staged.write.empty()) return;
   storage_->count_committed(staged.write);
-  made_durable(staged.tail);
+  // Everything below the open marker at the stage is final; the marker slot
+  // itself is rewritten by the next seal, so it is not counted as synced.
+  synced_ = std::max(synced_, staged.tail - format::kMarkerSize);
   if (staged.last) finished_ = true;
-}
-
-// Everything below the open marker at the flush is final; the marker slot
-// itself is rewritten by the next seal, so it is not counted as synced.
-void MappedSegment::made_durable(uint64_t tail) {
-  synced_ = std::max(synced_, tail - format::kMarkerSize);
 }
 
 }  // namespace commitlog

@@ -6,11 +6,17 @@
 // Producers reserve space with reserve() (one compare-and-swap on the segment's
 // allocation offset, no lock), then write_entry() copies the payload straight
 // into the mapping and publishes the entry by storing its length last.
-// The log's sync thread alone calls seal(), close() and flush(): seal() waits
-// until every entry reserved before it has been published, then writes the
-// marker that makes the section replayable; flush() makes it durable. With
-// format::kFlagSyncedMarks in its flags, each marker also records where the
-// last completed flush() (or committed()) of this segment ended.
+// The log's sync thread alone calls seal(), close(), stage() and
+// committed(): seal() waits until every entry reserved before it has been
+// published, then writes the marker that makes the section replayable;
+// stage() hands what was sealed to the storage, commit() (any one thread)
+// makes it durable, and committed() records that. So the one durability
+// protocol of a segment is
+//
+//   reserve -> write_entry -> seal -> stage -> commit -> committed
+//
+// With format::kFlagSyncedMarks in its flags, each marker also records where
+// the last committed() flush of this segment ended.
 //
 // Lifetime: the File (and so the mapping) lives as long as this object.
 #pragma once
@@ -88,10 +94,7 @@ class MappedSegment {
   // entry to be published, and writes the section's marker. Returns the
   // offset up to which entries are now sealed.
   uint64_t seal();
-  // Makes everything sealed so far durable. Returns the offset covered.
-  Result<uint64_t> flush();
-  // flush() in two steps, so that the sync thread can compress and write the
-  // next flush while this one's fdatasync runs (commitlog/sync_thread.h).
+  // What stage() handed to the storage.
   struct Staged {
     StagedWrite write;  // empty: nothing was sealed since the last stage()
     uint64_t tail = 0;  // entries below this offset are durable once committed
@@ -151,8 +154,6 @@ class MappedSegment {
                 SegmentFileInfo info);
   void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
-  // A flush ending at `tail` (Staged::tail) completed.
-  void made_durable(uint64_t tail);
   void note_table(uint32_t table, uint64_t offset);
 
   std::unique_ptr<SegmentStorage> storage_;

@@ -18,12 +18,6 @@ class MappedStorage final : public SegmentStorage {
   explicit MappedStorage(std::unique_ptr<File> file, std::byte* mapping) : file_(std::move(file)) {
     image_ = mapping;
   }
-  Status persist(uint64_t offset, uint64_t length) override {
-    CL_RETURN_IF_ERROR(file_->sync_mapped(offset, length));
-    image_bytes_ += length;
-    file_bytes_ += length;
-    return {};
-  }
   Result<StagedWrite> stage(uint64_t offset, uint64_t length, bool) override {
     StagedWrite staged;
     staged.image_offset = offset;
@@ -192,7 +186,7 @@ class CompressedStorage final : public SegmentStorage {
                           segment_id_, file_offset_);
     if (file_offset_ + total > allocated_) {
       // Space is reserved ahead in steps: a write that also grows the file
-      // makes every fdatasync commit a metadata change, which is much slower.
+      // makes every fdatasync commit a metadata change, a journal write each.
       const uint64_t step = std::max<uint64_t>(std::min(format::kCompressedAllocationStep, capacity_), total);
       CL_RETURN_IF_ERROR(file_->allocate(allocated_, step));
       allocated_ += step;
@@ -225,14 +219,6 @@ class CompressedStorage final : public SegmentStorage {
 };
 
 }  // namespace
-
-Status SegmentStorage::persist(uint64_t offset, uint64_t length) {
-  auto staged = stage(offset, length, /*hold_headers=*/false);
-  if (!staged.ok()) return staged.status();
-  CL_RETURN_IF_ERROR(commit(*staged));
-  count_committed(*staged);
-  return {};
-}
 
 Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File> file,
                                                             uint64_t capacity,

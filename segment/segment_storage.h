@@ -1,22 +1,31 @@
-// Where a segment's image lives while it is written, and how a range of it is
-// made durable (commitlog_disk_access_mode):
-//  - mapped: the image is the mmapped file; persist() is msync.
+// Where a segment's image lives while it is written, and how a range of it
+// becomes durable (commitlog_disk_access_mode). Every storage implements the
+// one protocol the segment writer (mapped_segment.h) drives:
+//
+//   producers:   write_direct()   (optional; a large payload bypassing the image)
+//   sync thread: stage(range)     the range's bytes on their way to the file
+//   any thread:  commit(staged)   durable
+//   sync thread: count_committed(staged), after commit() succeeded
+//
+// The storages:
+//  - mapped: the image is the mmapped file; stage() writes nothing (the
+//    mapping is the file), commit() is msync of the range.
 //  - standard: the image is a pooled buffer; stage() pwrites the range to the
 //    file at the same offset, commit() fdatasyncs.
 //  - direct: the image is a pooled buffer; stage() writes the whole blocks
 //    holding the range with O_DIRECT, commit() makes them durable.
 //  - compressed: the image is a pooled buffer; stage() compresses the range
-//    with LZ4 and appends it to the file as a section (format.h), through a
-//    plain File (standard) or a BlockFile (direct, segment/block_file.h);
-//    commit() fdatasyncs.
-// The segment writer (mapped_segment.h) works on the image only, so both
-// kinds share its reservation, publication and marker logic. A large payload
-// may instead take the direct route (write_direct), which leaves its range
-// of the image zero.
+//    with LZ4 and appends it to the file as one group of sections (format.h),
+//    through a plain File (standard) or a BlockFile (direct,
+//    segment/block_file.h); commit() fdatasyncs.
+// The segment writer works on the image only, so all of them share its
+// reservation, publication and marker logic. A large payload may instead take
+// the direct route (write_direct), which leaves its range of the image zero.
 //
 // Thread-safety: image() bytes are written by producers in disjoint
-// reservations, and so is write_direct(); persist() and stage() are called by
-// the sync thread only, commit() by one thread at a time (see stage()).
+// reservations, and so is write_direct(); stage() and count_committed() are
+// called by the sync thread only, commit() by one thread at a time (see
+// stage()), prepare() by the sync or allocator thread.
 #pragma once
 
 #include <array>
@@ -50,11 +59,10 @@ class SegmentStorage {
  public:
   virtual ~SegmentStorage() = default;
   std::byte* image() const { return image_; }
-  // Makes image bytes [offset, offset + length) durable, with the payloads
-  // written by write_direct() inside that range: stage() and commit().
-  virtual Status persist(uint64_t offset, uint64_t length);
-  // persist() in two steps, so that one flush's fdatasync can run while the
-  // next flush is compressed (commitlog/sync_thread.h).
+  // Image bytes [offset, offset + length) become durable, with the payloads
+  // written by write_direct() inside that range, in two steps, so that one
+  // flush's fdatasync can run while the next flush is compressed
+  // (commitlog/flush_pipeline.h).
   // stage() writes the range to the file, not durable yet; a failed stage()
   // leaves nothing a reader sees, and its retry rewrites the range. With
   // `hold_headers` the section headers are written as zeros and returned, so
@@ -76,7 +84,7 @@ class SegmentStorage {
   // without copying it into image(), or returns false, and the caller copies
   // it. Mapped: one pwrite into the file, whose page cache the mapping shares,
   // so msync covers it. Compressed: LZ4 on the calling thread, kept until
-  // persist() stores it as its own section of the flush's group.
+  // stage() stores it as its own section of the flush's group.
   // REQUIRES: called before the entry is published (its length stored).
   virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload) = 0;
   // A hint, from the sync or allocator thread: producers are about to write
@@ -85,7 +93,7 @@ class SegmentStorage {
   // fault between reserving an entry and publishing it, which seal() would
   // wait for. Compressed: nothing, the image is anonymous memory.
   virtual void prepare(uint64_t /*offset*/, uint64_t /*length*/) {}
-  // Bytes of the image persisted and the bytes that took in the file.
+  // Bytes of the image committed and the bytes that took in the file.
   uint64_t image_bytes_persisted() const { return image_bytes_; }
   uint64_t file_bytes_written() const { return file_bytes_; }
 

@@ -25,7 +25,7 @@ void wait_until_waiting(const DurableWaiters& waiters, size_t count) {
 }
 
 TEST_CASE("futex word: a wait returns once the word moves, and at once if it already has") {
-  FutexWord word;
+  FutexWord word(*real_clock());
   word.wait(1);  // the word is 0: no sleep
   std::atomic<int> woken{0};
   std::vector<std::thread> threads;

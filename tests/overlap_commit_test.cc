@@ -1,6 +1,6 @@
 // Compressed segments overlap flushes: while flush N's fdatasync runs on the
 // commit thread, the sync thread compresses and writes flush N+1, whose
-// producers are released only by N+1's own fdatasync (sync_thread.h).
+// producers are released only by N+1's own fdatasync (flush_pipeline.h).
 //
 // The file system here holds every fdatasync at a gate the test opens, so it
 // can look at the log between "N's fdatasync started" and "N's returned".

@@ -327,16 +327,17 @@ TEST_CASE("synced marks: each marker records the last completed flush, plain and
                                            SegmentFileInfo{kId, 64 << 10, flags, 0}, &pool);
       REQUIRE_MESSAGE(created.ok(), created.status().to_string());
       MappedSegment& segment = **created;
-      // flush(), or stage() and commit() with the next seal in between, as
-      // the sync thread overlaps them.
+      // stage(), commit() and committed() at once, or with the next seal
+      // before commit(), as the sync thread overlaps them.
       std::optional<MappedSegment::Staged> in_flight;
       auto flush = [&] {
-        if (!staged) {
-          REQUIRE(segment.flush().ok());
-          return;
-        }
         auto s = segment.stage(false);
         REQUIRE(s.ok());
+        if (!staged) {
+          REQUIRE(segment.commit(*s).ok());
+          segment.committed(*s);
+          return;
+        }
         in_flight = std::move(s).value();
       };
       auto finish = [&] {

@@ -58,10 +58,13 @@ bool ManualClock::await_sleep_until(TimePoint deadline, Duration limit) const {
 
 TimePoint ManualClock::await_next_deadline(Duration limit) const {
   std::unique_lock lock(announce_mu_);
-  if (!announced_cv_.wait_for(lock, limit, [&] { return !announced_.empty(); })) {
+  // A sleeper that read the time before the last advance() may announce a
+  // deadline that has passed; it wakes at once and announces again.
+  const auto ahead = [&] { return announced_.upper_bound(now()); };
+  if (!announced_cv_.wait_for(lock, limit, [&] { return ahead() != announced_.end(); })) {
     return TimePoint::max();
   }
-  return *announced_.begin();
+  return *ahead();
 }
 
 }  // namespace commitlog::testing

@@ -42,8 +42,8 @@ class ManualClock final : public Clock {
   // broken test) until a timed sleep until `deadline` was announced since the
   // last advance(). False if none was.
   bool await_sleep_until(TimePoint deadline, Duration limit = std::chrono::seconds(30)) const;
-  // The earliest deadline announced since the last advance(), waiting for one
-  // as above; TimePoint::max() if none came.
+  // The earliest deadline still ahead announced since the last advance(),
+  // waiting for one as above; TimePoint::max() if none came.
   TimePoint await_next_deadline(Duration limit = std::chrono::seconds(30)) const;
 
  private:

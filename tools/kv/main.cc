@@ -63,12 +63,8 @@ int run(const Args& args, commitlog::kv::ServerOptions options) {
     }
     for (const std::string& w : loaded->warnings)
       fmt::print(stderr, "commitlog-kv: warning: {}\n", w);
-    const Duration server_spin_wait = options.log.spin_wait;
     options.log = loaded->options;
     for (const ConfigValue& v : loaded->settings) {
-      if (v.key == "commitlog_ext_spin_wait" && v.source != ConfigSource::kFile) {
-        options.log.spin_wait = server_spin_wait;  // the server's own default
-      }
       if (v.key == "commitlog_sync") {
         if (v.source == ConfigSource::kFile) {
           options.policy_origin = fmt::format("{}:{}", args.config, v.line);

@@ -19,12 +19,6 @@
 
 namespace commitlog::kv {
 
-Options server_log_defaults() {
-  Options options;
-  options.spin_wait = std::chrono::microseconds(200);
-  return options;
-}
-
 namespace {
 
 // Replayed mutations between two looks for a SIGINT or SIGTERM.

@@ -37,14 +37,8 @@
 
 namespace commitlog::kv {
 
-// The log's options with the server's own default for commitlog_ext_spin_wait:
-// 200us, where the library's is 0. A worker answering one client hands every
-// flush back and forth with the log's sync thread, each hand-off a wake-up on
-// an idle CPU; spinning instead made one client 1.15x faster (docs/kv.md).
-Options server_log_defaults();
-
 struct ServerOptions {
-  Options log = server_log_defaults();  // its directory is replaced by <dir>/commitlog
+  Options log;  // its directory is replaced by <dir>/commitlog
   std::string policy_origin;  // why log.sync_policy: "--policy", "FILE:LINE", a default
   std::string dir = "data";  // snapshots here, the log in <dir>/commitlog
   std::string bind = "127.0.0.1";

@@ -1,5 +1,5 @@
 // commitlog-space-stall: how appends stall when the log runs into its hard
-// size limit (docs/performance.md has the figures). Producers append at an
+// size limit (docs/lifecycle.md has the figures). Producers append at an
 // offered rate; a simulated embedder answers each flush request by
 // "flushing" for --flush-ms and then discarding the requested tables up to
 // where they were when the flush started. Prints append latencies, the
@@ -31,7 +31,7 @@
 namespace {
 
 using namespace commitlog;
-using Stopwatch = std::chrono::steady_clock;
+using WallTimer = std::chrono::steady_clock;
 
 struct Args {
   std::string dir = "/tmp/commitlog-space-stall";
@@ -155,30 +155,30 @@ int main(int argc, char** argv) {
   const auto interval = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / per_producer));
   std::vector<std::vector<uint32_t>> latencies(static_cast<size_t>(a.producers));
   std::vector<std::thread> producers;
-  const auto start = Stopwatch::now();
+  const auto start = WallTimer::now();
   const auto end = start + std::chrono::microseconds(static_cast<int64_t>(a.seconds * 1e6));
   for (int p = 0; p < a.producers; ++p) {
     producers.emplace_back([&, p] {
       auto next = start;
-      for (uint64_t i = 0; Stopwatch::now() < end; ++i) {
+      for (uint64_t i = 0; WallTimer::now() < end; ++i) {
         next += interval;
         std::this_thread::sleep_until(next);
         const uint32_t table = static_cast<uint32_t>((p + i) % a.tables);
-        const auto t0 = Stopwatch::now();
+        const auto t0 = WallTimer::now();
         auto pos = log.append(table, payload);
-        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Stopwatch::now() - t0).count();
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(WallTimer::now() - t0).count();
         if (!pos.ok()) {
           std::fprintf(stderr, "append: %s\n", pos.status().to_string().c_str());
           return;
         }
         embedder.appended(table, *pos);
         latencies[static_cast<size_t>(p)].push_back(static_cast<uint32_t>(std::min<int64_t>(ns, UINT32_MAX)));
-        if (Stopwatch::now() > next + std::chrono::milliseconds(100)) next = Stopwatch::now();  // no catch-up bursts
+        if (WallTimer::now() > next + std::chrono::milliseconds(100)) next = WallTimer::now();  // no catch-up bursts
       }
     });
   }
   for (auto& t : producers) t.join();
-  const double elapsed = std::chrono::duration<double>(Stopwatch::now() - start).count();
+  const double elapsed = std::chrono::duration<double>(WallTimer::now() - start).count();
   stop = true;
   flusher.join();
   sampler.join();
