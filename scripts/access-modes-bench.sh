@@ -13,6 +13,8 @@
 #           every mode against raw-direct (MB/s, as in Apache Ozone's comparison)
 #   raw     the disk alone: fallocated against pre-written files, and
 #           fdatasync against O_DSYNC after O_DIRECT writes, 100 B to 1 MiB
+#   ab      the write path alone, for comparing two builds (COMMITLOG_B):
+#           batch and adaptive, 100 B, at 1, 16 and 256 threads and 2x5000 fibers
 #
 # usage: scripts/access-modes-bench.sh [OUT_DIR] [TABLE...]
 #   OUT_DIR (default access-modes-results) gets TABLE.csv, TABLE.log (the
@@ -47,7 +49,8 @@ table_args() {
     large) echo "--engines commitlog,raw-direct --policies batch --access-modes $modes" \
                 "--large-path pooled,direct --sizes 1MiB,4MiB --producers 1,2,4,8,16" ;;
     raw) echo "--engines $raws,raw-direct-fdatasync --sizes 100,4KiB,1MiB --producers 1,4,16" ;;
-    *) echo "unknown table '$1' (small, lz4, large, raw)" >&2; return 2 ;;
+    ab) echo "--engines commitlog --policies batch,adaptive --sizes 100 --producers 1,16,256,2x5000" ;;
+    *) echo "unknown table '$1' (small, lz4, large, raw, ab)" >&2; return 2 ;;
   esac
 }
 

@@ -8,7 +8,7 @@ One file: a row per point (its median round), with ops/s and p99 as ratios to th
 references of the same load: raw-overwrite (write+fdatasync on a pre-written file) and
 raw-direct (O_DIRECT+O_DSYNC on one). Points of 1 MiB and more also get MB/s by thread count,
 one column per access mode and route.
---ab: every point's median ops/s and p99 over the A files and over the B files, and B/A.
+--ab: every point's median ops/s, CPU µs/op and p99 over the A files and over the B files, and A/B.
 """
 import collections
 import csv
@@ -73,20 +73,22 @@ def large_table(rows, size):
 
 
 def ab_table(a_files, b_files):
+    fields = ("ops_per_s", "cpu_us_per_op", "p99_us")
+
     def pooled(files):
         by_point = collections.defaultdict(list)
         for path in files:
             for r in rows_of(path):
                 by_point[(label(r), load(r))].append(r)
-        return {k: (statistics.median(float(r["ops_per_s"]) for r in v),
-                    statistics.median(float(r["p99_us"]) for r in v)) for k, v in by_point.items()}
+        return {k: [statistics.median(float(r[f]) for r in v) for f in fields] for k, v in by_point.items()}
     a, b = pooled(a_files), pooled(b_files)
-    out = ["| engine | producers | size | A ops/s | B ops/s | B/A | A p99 µs | B p99 µs |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| engine | producers | size | A ops/s | B ops/s | A/B | A CPU µs/op | B CPU µs/op "
+           "| A p99 µs | B p99 µs |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for key in sorted(a.keys() & b.keys(), key=lambda k: (k[1][0], k[1][1], k[0])):
-        (ao, ap), (bo, bp) = a[key], b[key]
-        out.append(f"| {key[0]} | {key[1][2]} | {key[1][0]} | {num(ao)} | {num(bo)} | {ratio(bo, ao)} | "
-                   f"{num(ap)} | {num(bp)} |")
+        (ao, ac, ap), (bo, bc, bp) = a[key], b[key]
+        out.append(f"| {key[0]} | {key[1][2]} | {key[1][0]} | {num(ao)} | {num(bo)} | {ratio(ao, bo)} | "
+                   f"{ac:.1f} | {bc:.1f} | {num(ap)} | {num(bp)} |")
     return "\n".join(out)
 
 
