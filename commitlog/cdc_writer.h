@@ -12,11 +12,12 @@
 // file renamed over the old one, then the directory synced, so a consumer
 // reads either the old offset or the new one.
 //
-// Space. cdc_raw's size is its files' sizes summed, measured on this thread
-// every free_space_check_interval and after each link. Over total_space,
-// with block_writes, admit() refuses CDC tables' appends until the consumer
-// deletes files; without it, the oldest finished segments in cdc_raw and their
-// idx files are deleted until it fits, each counted and logged.
+// Space: CdcSpace (cdc_space.h) measures cdc_raw on this writer's thread
+// every free_space_check_interval and after each link, and keeps it within
+// cdc_total_space.
+//
+// Permissions: cdc_raw, when created, gets the log's directory_mode and each
+// idx file its file_mode (less the umask); a link shares its segment's.
 //
 // Threads: on_durable() on the sync thread; admit() and the accessors on any
 // thread; its own thread writes idx files, measures and deletes.
@@ -27,10 +28,11 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 
+#include "commitlog/cdc_linker.h"
+#include "commitlog/cdc_space.h"
 #include "commitlog/clock_wait.h"
 #include "commitlog/commit_observer.h"
 #include "commitlog/options.h"
@@ -63,38 +65,24 @@ class CdcWriter final : public CommitObserver {
   [[nodiscard]] Status admit(uint32_t table);
 
   const std::string& directory() const { return dir_; }
-  uint64_t total_space() const { return total_space_; }
+  uint64_t total_space() const { return space_.total_space(); }
   CdcCounters counters() const;
 
  private:
-  struct Due {
-    std::string name;  // the segment's file name
-    uint64_t offset = 0;
-    bool finished = false;
-  };
   void run();
-  void write_index(const Due& due);
-  void measure_and_make_room();
+  void write_index(const CdcIndexUpdate& update);
 
-  FileSystem& fs_;
-  Clock& clock_;
-  const CdcOptions options_;
+  const Options& log_;
   const std::string dir_;
-  uint64_t total_space_ = 0;
-  std::atomic<bool> full_{false};
-  std::atomic<uint64_t> raw_bytes_{0}, linked_{0}, deleted_{0}, refused_{0}, failures_{0};
-
-  // Sync-thread state: per linked, unfinished segment the offset last queued.
-  std::map<uint64_t, uint64_t> linked_offsets_;
-  std::set<uint64_t> not_captured_;  // unfinished segments that failed to link
+  CdcSpace space_;
+  CdcLinker linker_;  // the sync thread's
+  std::atomic<uint64_t> failures_{0};  // idx writes and syncs of cdc_raw
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<uint64_t, Due> due_;       // by segment id; guarded by mu_
-  std::set<uint64_t> unfinished_;     // linked, not finished: never deleted; guarded by mu_
-  bool measure_ = false;              // guarded by mu_
-  bool stopping_ = false;             // guarded by mu_
-  bool stopped_ = false;              // guarded by mu_
+  std::map<uint64_t, CdcIndexUpdate> due_;  // by segment id; guarded by mu_
+  bool measure_ = false;                    // guarded by mu_
+  bool stopping_ = false;                   // guarded by mu_
   ClockSubscription clock_moves_;  // wakes run() for a measure due on the clock
   std::thread thread_;
 };

@@ -214,13 +214,13 @@ std::vector<KeySpec> make_keys() {
        .zero_means = "never"},
       {.name = "commitlog_ext_file_mode",
        .type = permissions([](auto& o) -> auto& { return o.file_mode; }),
-       .doc = "Permission bits of the segment files, less the umask; 0640 lets a backup group read them.",
+       .doc = "Permission bits of the segment files and CDC's idx files, less the umask; 0640 lets a backup group read them.",
        .check = [](const Options& o) -> std::string {
          return (o.file_mode & 0600) == 0600 ? "" : "must give the owner read and write (0600)";
        }},
       {.name = "commitlog_ext_directory_mode",
        .type = permissions([](auto& o) -> auto& { return o.directory_mode; }),
-       .doc = "Permission bits of the directories the log creates, less the umask; 0750 lets a backup group in.",
+       .doc = "Permission bits of the directories the log creates (cdc_raw too), less the umask; 0750 lets a backup group in.",
        .check = [](const Options& o) -> std::string {
          return (o.directory_mode & 0700) == 0700 ? "" : "must give the owner read, write and search (0700)";
        }},

@@ -13,6 +13,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/log_files.h"
 
 namespace commitlog {
 namespace {
@@ -24,13 +25,8 @@ using testing::Op;
 constexpr char kDir[] = "/modes/commitlog";
 
 Options mode_options(FaultFileSystem& fs, DiskAccessMode mode, Compression compression = Compression::kNone) {
-  Options o;
-  o.directory = kDir;
-  o.sync_policy = "batch";
-  o.segment_size = 64 << 10;
+  Options o = testing::batch_options(kDir, 64 << 10, compression, 4096);
   o.disk_access_mode = mode;
-  o.compression = compression;
-  o.direct_write_threshold = 4096;
   o.file_system = &fs;
   return o;
 }
@@ -38,22 +34,6 @@ Options mode_options(FaultFileSystem& fs, DiskAccessMode mode, Compression compr
 std::string payload(int i) {
   // Mostly small, every seventh past a direct I/O block and the direct route's threshold.
   return std::to_string(i) + ":" + std::string(i % 7 == 6 ? 5000 + i : 10 + i % 300, static_cast<char>('a' + i % 26));
-}
-
-struct Replayed {
-  std::vector<std::string> payloads;
-  ReplayReport report;
-};
-
-Replayed replay(FileSystem& fs) {
-  Replayed out;
-  ReplayOptions options;
-  options.file_system = &fs;
-  out.report = replay_directory(kDir, options, [&](const ReplayedMutation& m) {
-    out.payloads.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
-    return Status{};
-  });
-  return out;
 }
 
 TEST_CASE("disk access modes: every mode, plain and LZ4, replays every mutation it wrote") {
@@ -81,7 +61,7 @@ TEST_CASE("disk access modes: every mode, plain and LZ4, replays every mutation 
         }
         REQUIRE((*log)->close().ok());
       }
-      const Replayed r = replay(fs);
+      const testing::Replayed r = testing::replay_all(fs, kDir);
       CHECK_MESSAGE(r.report.status.ok(), r.report.status.to_string());
       CHECK(r.report.problems.empty());
       CHECK(r.payloads == written);
@@ -158,7 +138,7 @@ TEST_CASE("disk access modes: direct, a torn rewrite of a flush's last block kee
           CAPTURE(crash_mode);
           CAPTURE(seed);
           auto crashed = fs.crash(mode, seed);
-          const Replayed r = replay(*crashed);
+          const testing::Replayed r = testing::replay_all(*crashed, kDir);
           CHECK_MESSAGE(r.report.status.ok(), r.report.status.to_string());
           std::vector<std::string> expected = acked;
           if (r.payloads.size() == acked.size() + 1) expected.push_back(lost);

@@ -1,8 +1,11 @@
-// The permissions of what the log creates: segments 0600 and directories 0700
-// by default, commitlog_ext_file_mode and commitlog_ext_directory_mode
-// otherwise, and a stricter umask wins on the real file system.
+// The permissions of what the log creates (segments, and with CDC cdc_raw,
+// its links and idx files): files 0600 and directories 0700 by default,
+// commitlog_ext_file_mode and commitlog_ext_directory_mode otherwise, and a
+// stricter umask wins on the real file system.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -10,13 +13,16 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "tests/support/fault_file_system.h"
-#include "tests/support/log_files.h"
+#include "tests/support/file_modes.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
 
+using testing::check_modes_under;
 using testing::FaultFileSystem;
+using testing::mode_of;
+using testing::Umask;
 
 // Opens a log, appends one mutation, syncs it and closes: a segment exists.
 void write_one(const Options& options) {
@@ -27,34 +33,28 @@ void write_one(const Options& options) {
   REQUIRE((*log)->close().ok());
 }
 
-uint32_t mode_of(const std::string& path) {
-  struct stat st {};
-  REQUIRE(::stat(path.c_str(), &st) == 0);
-  return st.st_mode & 07777;
+// Change data capture of every table, into cdc_raw beside the log's directory.
+Options with_cdc(Options options) {
+  options.cdc.enabled = true;
+  return options;
 }
 
-// Restores the process umask at the end of a test.
-class Umask {
- public:
-  explicit Umask(mode_t mask) : old_(::umask(mask)) {}
-  ~Umask() { ::umask(old_); }
+bool has_cdc_index(const std::vector<std::string>& paths) {
+  return std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return p.ends_with("_cdc.idx"); });
+}
 
- private:
-  mode_t old_;
-};
-
-TEST_CASE("file modes: the log makes its directories 0700 and its segments 0600 by default") {
+TEST_CASE("file modes: the log makes its directories 0700 and its files 0600 by default, cdc_raw's too") {
   FaultFileSystem fs;
-  Options options;
+  Options options = with_cdc({});
   options.file_system = &fs;
   options.directory = "/var/lib/kv/commitlog";
   write_one(options);
-  for (const char* dir : {"/var", "/var/lib", "/var/lib/kv", "/var/lib/kv/commitlog"}) {
+  for (const char* dir : {"/var", "/var/lib", "/var/lib/kv", "/var/lib/kv/commitlog", "/var/lib/kv/cdc_raw"}) {
     CAPTURE(dir);
     CHECK(fs.permissions(dir) == std::optional<uint32_t>(0700));
   }
   const std::vector<std::string> files = fs.files();
-  REQUIRE_FALSE(files.empty());
+  REQUIRE(has_cdc_index(files));
   for (const std::string& file : files) {
     CAPTURE(file);
     CHECK(fs.permissions(file) == std::optional<uint32_t>(0600));
@@ -63,7 +63,8 @@ TEST_CASE("file modes: the log makes its directories 0700 and its segments 0600 
 
 TEST_CASE("file modes: commitlog_ext_file_mode and commitlog_ext_directory_mode give a backup group read access") {
   auto loaded = load_config_string(
-      "commitlog_directory: /backup/log\ncommitlog_ext_file_mode: 0640\ncommitlog_ext_directory_mode: 0750\n",
+      "commitlog_directory: /backup/log\ncommitlog_ext_file_mode: 0640\ncommitlog_ext_directory_mode: 0750\n"
+      "cdc_enabled: true\n",
       "t.yaml");
   REQUIRE(loaded.ok());
   FaultFileSystem fs;
@@ -72,6 +73,8 @@ TEST_CASE("file modes: commitlog_ext_file_mode and commitlog_ext_directory_mode 
   write_one(options);
   CHECK(fs.permissions("/backup") == std::optional<uint32_t>(0750));
   CHECK(fs.permissions("/backup/log") == std::optional<uint32_t>(0750));
+  CHECK(fs.permissions("/backup/cdc_raw") == std::optional<uint32_t>(0750));
+  REQUIRE(has_cdc_index(fs.files()));
   for (const std::string& file : fs.files()) {
     CAPTURE(file);
     CHECK(fs.permissions(file) == std::optional<uint32_t>(0640));
@@ -97,31 +100,32 @@ TEST_CASE("file modes: a mode that locks the owner out, or is not octal bits, is
   }
 }
 
-TEST_CASE("file modes: on disk a segment is 0600 and a new directory 0700 whatever a lax umask says") {
-  testing::TempDir root;
-  Umask lax(0);
-  Options options;
-  options.directory = root.file("a/log");
-  write_one(options);
-  CHECK(mode_of(root.file("a")) == 0700);
-  CHECK(mode_of(options.directory) == 0700);
-  const auto segments = testing::segment_files(options.directory);
-  REQUIRE_FALSE(segments.empty());
-  for (const SegmentFile& segment : segments) CHECK(mode_of(segment.path) == 0600);
-}
-
-TEST_CASE("file modes: a stricter umask wins over the configured modes") {
-  testing::TempDir root;
-  Umask strict(077);
-  Options options;
-  options.directory = root.file("log");
-  options.file_mode = 0640;
-  options.directory_mode = 0750;
-  write_one(options);
-  CHECK(mode_of(options.directory) == 0700);
-  const auto segments = testing::segment_files(options.directory);
-  REQUIRE_FALSE(segments.empty());
-  for (const SegmentFile& segment : segments) CHECK(mode_of(segment.path) == 0600);
+TEST_CASE("file modes: on disk the modes apply to the log's and cdc_raw's files and directories, less the umask") {
+  struct Case {
+    const char* name;
+    mode_t umask;
+    uint32_t file_mode, directory_mode;  // configured
+    uint32_t file_expected, directory_expected;
+  };
+  for (const Case& c : {
+           Case{"the defaults whatever a lax umask says", 0, kDefaultFilePermissions, kDefaultDirectoryPermissions,
+                0600, 0700},
+           Case{"configured, under a lax umask", 0, 0640, 0750, 0640, 0750},
+           Case{"configured, a stricter umask wins", 077, 0640, 0750, 0600, 0700},
+       }) {
+    CAPTURE(c.name);
+    testing::TempDir root;
+    Umask mask(c.umask);
+    Options options = with_cdc({});
+    options.directory = root.file("a/log");
+    options.file_mode = c.file_mode;
+    options.directory_mode = c.directory_mode;
+    write_one(options);
+    REQUIRE(std::filesystem::is_directory(root.file("a/cdc_raw")));
+    CHECK(mode_of(root.file("a")) == c.directory_expected);
+    // A segment, its link in cdc_raw and its idx file at least.
+    CHECK(check_modes_under(root.file("a"), c.file_expected, c.directory_expected) >= 3);
+  }
 }
 
 TEST_CASE("file modes: an existing directory keeps its own permissions") {

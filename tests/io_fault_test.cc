@@ -28,6 +28,7 @@
 #include "commitlog/replayer.h"
 #include "tests/support/durable_policies.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/log_files.h"
 
 namespace commitlog {
 namespace {
@@ -68,31 +69,15 @@ std::string payload_text(int producer, int seq) {
          std::string(3000 + static_cast<size_t>(seq % 7) * 300, static_cast<char>('a' + seq % 26));
 }
 
-// Payloads replayed from a crash image of `fs` (strict), in log order.
-std::vector<std::string> replay_all(FaultFileSystem& fs, CrashMode mode, uint64_t seed,
-                                    std::string* problem) {
-  auto crashed = fs.crash(mode, seed);
-  ReplayOptions options;
-  options.file_system = crashed.get();
-  std::vector<std::string> out;
-  const ReplayReport report = replay_directory(kDir, options, [&](const ReplayedMutation& m) {
-    out.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
-    return Status{};
-  });
-  if (!report.status.ok()) *problem = report.status.to_string();
-  return out;
-}
-
 // Every acknowledged payload is in every crash image of `fs`, exactly once.
 void check_acknowledged_survive(FaultFileSystem& fs, const std::vector<std::string>& acked) {
   for (CrashMode mode : testing::kAllCrashModes) {
     const std::string crash_mode = testing::crash_mode_name(mode);
     CAPTURE(crash_mode);
-    std::string problem;
-    const std::vector<std::string> replayed = replay_all(fs, mode, 42, &problem);
-    CHECK_MESSAGE(problem.empty(), problem);
+    const testing::Replayed replayed = testing::replay_all(*fs.crash(mode, 42), kDir);
+    CHECK_MESSAGE(replayed.report.status.ok(), replayed.report.status.to_string());
     std::map<std::string, int> count;
-    for (const auto& p : replayed) ++count[p];
+    for (const auto& p : replayed.payloads) ++count[p];
     for (const auto& [payload, n] : count) CHECK_MESSAGE(n == 1, payload.substr(0, 24));
     size_t missing = 0;
     for (const auto& a : acked) missing += count.count(a) == 0 ? 1 : 0;

@@ -1,9 +1,7 @@
 // commitlog-kv's start: the recovery modes of --recovery, a replay that
 // stops at SIGINT or SIGTERM, and a FIFO named like a segment refused
 // without hanging. Skipped when commitlog-kv was not built.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,10 +13,9 @@
 #include <doctest/doctest.h>
 
 #include "commitlog/commit_log.h"
+#include "tests/support/child_process.h"
 #include "tests/support/kv_process.h"
 #include "tests/support/temp_dir.h"
-
-extern char** environ;
 
 namespace commitlog {
 namespace {
@@ -30,23 +27,10 @@ using testing::kv_missing;
 class Kv {
  public:
   explicit Kv(std::vector<std::string> flags) {
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
     std::vector<std::string> args = {kv_binary(), "--port", "0"};
     args.insert(args.end(), flags.begin(), flags.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(fds[1]);
-    out_ = fds[0];
-    REQUIRE(err == 0);
+    pid_ = testing::spawn(args, {testing::ChildOutput::Kind::kPipe, ""}, &out_);
+    REQUIRE(pid_ > 0);
   }
   ~Kv() {
     if (pid_ > 0) {

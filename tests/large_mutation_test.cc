@@ -33,13 +33,7 @@ using testing::write_file;
 constexpr uint64_t kThreshold = 4096;
 
 Options direct_options(const std::string& dir, Compression compression) {
-  Options o;
-  o.directory = dir;
-  o.sync_policy = "batch";
-  o.segment_size = 1 << 20;
-  o.compression = compression;
-  o.direct_write_threshold = kThreshold;
-  return o;
+  return testing::batch_options(dir, 1 << 20, compression, kThreshold);
 }
 
 // Every third payload random (LZ4 cannot shrink it: stored raw), the others

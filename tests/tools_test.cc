@@ -26,6 +26,7 @@
 #include "segment/checksum.h"
 #include "segment/format.h"
 #include "segment/segment_reader.h"
+#include "tests/support/file_modes.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 
@@ -692,6 +693,26 @@ TEST_CASE("tools: usage errors exit 2") {
   CliResult out = run_cli({"replay", dir.path(), "--out", dir.file("no/such/dir/out.jsonl")});
   CHECK(out.exit_code == 2);
   CHECK(out.err.find("no/such/dir/out.jsonl") != std::string::npos);
+}
+
+TEST_CASE("file modes: every file tail, replay, stress and bench create is the owner's alone whatever the umask") {
+  TempDir dir, tmp;
+  write_log(dir.path(), 50);
+  const std::string out = tmp.file("created");
+  REQUIRE(::mkdir(out.c_str(), 0700) == 0);
+  Umask lax(0);
+  CHECK(run_cli({"tail", dir.path(), "--position-file", out + "/tail.position", "--out", out + "/tail.jsonl"})
+            .exit_code == 0);
+  CHECK(run_cli({"replay", dir.path(), "--out", out + "/replay.jsonl"}).exit_code == 0);
+  CHECK(run_cli({"stress", "--dir", out + "/stress", "--acks", out + "/stress.acks", "--duration", "0.05"})
+            .exit_code == 0);
+  CHECK(run_cli({"bench", "--dir", out + "/bench", "--engines", "commitlog", "--policies", "batch", "--producers",
+                 "1", "--duration", "0.05s", "--warmup", "0.01s", "--format", "csv", "--out", out + "/bench.csv"})
+            .exit_code == 0);
+  for (const char* file : {"tail.position", "tail.jsonl", "replay.jsonl", "stress.acks", "bench.csv"}) {
+    CHECK_MESSAGE(std::filesystem::exists(out + "/" + file), file);
+  }
+  CHECK(check_modes_under(out, 0600, 0700) >= 6);  // and stress's segments
 }
 
 }  // namespace commitlog::testing

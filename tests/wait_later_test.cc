@@ -11,12 +11,14 @@
 #include <cerrno>
 #include <chrono>
 #include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/log_files.h"
 #include "tests/support/manual_clock.h"
 
 namespace commitlog {
@@ -64,16 +66,25 @@ bool ready(const std::future<Status>& f) { return f.wait_for(0s) == std::future_
 
 // Every payload a power loss now would leave.
 std::vector<std::string> survivors(FaultFileSystem& fs) {
-  auto crashed = fs.crash(CrashMode::kDrop, 1);
-  ReplayOptions options;
-  options.file_system = crashed.get();
-  std::vector<std::string> out;
-  const ReplayReport report = replay_directory(kDir, options, [&](const ReplayedMutation& m) {
-    out.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
-    return Status{};
-  });
-  CHECK(report.status.ok());
-  return out;
+  const testing::Replayed replayed = testing::replay_all(*fs.crash(CrashMode::kDrop, 1), kDir);
+  CHECK(replayed.report.status.ok());
+  return replayed.payloads;
+}
+
+// A log on `fs` with `first` appended without waiting, then synced: what a
+// test holds comes after it.
+struct SyncedLog {
+  std::unique_ptr<CommitLog> log;
+  Position first;
+};
+SyncedLog open_synced(FaultFileSystem& fs, ManualClock& clock, const std::string& policy, bool lz4,
+                      const std::string& first) {
+  auto opened = CommitLog::open(wait_options(fs, clock, policy, lz4));
+  REQUIRE(opened.ok());
+  auto appended = (*opened)->append(1, first, {.wait = AppendWait::kNothing});
+  REQUIRE(appended.ok());
+  REQUIRE((*opened)->sync().ok());
+  return {std::move(*opened), *appended};
 }
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
@@ -87,13 +98,9 @@ TEST_CASE("wait later: an append that does not wait returns before durable; wait
       CAPTURE(lz4);
       FaultFileSystem fs;
       ManualClock clock;
-      auto opened = CommitLog::open(wait_options(fs, clock, policy, lz4));
-      REQUIRE(opened.ok());
-      CommitLog& log = **opened;
-      auto warm = log.append(1, "warm", {.wait = AppendWait::kNothing});
-      REQUIRE(warm.ok());
-      REQUIRE(log.sync().ok());
-      REQUIRE(durable(log, *warm));
+      const SyncedLog opened = open_synced(fs, clock, policy, lz4, "warm");
+      CommitLog& log = *opened.log;
+      REQUIRE(durable(log, opened.first));
 
       hold_syncs(fs);
       auto later = log.append(1, "later", {.wait = AppendWait::kNothing});
@@ -165,12 +172,8 @@ TEST_CASE("wait later: a failed sync fails the later wait of every position it c
     CAPTURE(policy);
     FaultFileSystem fs;
     ManualClock clock;
-    auto opened = CommitLog::open(wait_options(fs, clock, policy, false));
-    REQUIRE(opened.ok());
-    CommitLog& log = **opened;
-    auto before = log.append(1, "before", {.wait = AppendWait::kNothing});
-    REQUIRE(before.ok());
-    REQUIRE(log.sync().ok());
+    const SyncedLog opened = open_synced(fs, clock, policy, false, "before");
+    CommitLog& log = *opened.log;
 
     std::vector<Position> covered;
     for (int i = 0; i < 3; ++i) {
@@ -188,7 +191,7 @@ TEST_CASE("wait later: a failed sync fails the later wait of every position it c
       CAPTURE(p.to_string());
       CHECK(log.wait_durable(p).code() == ErrorCode::kIoError);
     }
-    CHECK(log.wait_durable(*before).ok());  // durable before the failure
+    CHECK(log.wait_durable(opened.first).ok());  // durable before the failure
     CHECK(log.append(1, "after", {.wait = AppendWait::kNothing}).status().code() ==
           ErrorCode::kIoError);
     CHECK(log.sync().code() == ErrorCode::kIoError);

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 
@@ -25,6 +24,7 @@
 #include "tools/bench_runner.h"
 #include "tools/commands.h"
 #include "tools/log_directory.h"
+#include "tools/output.h"
 
 namespace commitlog::tools {
 namespace {
@@ -230,6 +230,11 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
     fmt::print(stderr, "commitlog bench: {}\n", points.status().to_string());
     return kExitUsage;
   }
+  std::error_code exists_error;
+  if (!args.out.empty() && fs::is_regular_file(args.out, exists_error)) {
+    fmt::print(stderr, "commitlog bench: --out {} exists; give a new file (it is never overwritten)\n", args.out);
+    return kExitUsage;
+  }
   bool owned = false;
   auto root = make_root(args.dir, owned);
   if (!root.ok()) {
@@ -287,10 +292,15 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
     fmt::print("{}", report);
   } else {
     // The file gets --format; a CSV or JSON file leaves the table on stdout.
-    std::ofstream out(args.out);
-    out << report;
-    if (!out.flush()) {
-      fmt::print(stderr, "commitlog bench: cannot write {}\n", args.out);
+    auto out = Output::open(args.out);
+    Status written = out.ok() ? Status{} : out.status();
+    if (out.ok()) {
+      (*out)->append(report);
+      written = (*out)->flush();
+    }
+    if (!written.ok()) {
+      fmt::print(stderr, "commitlog bench: cannot write {}: {}\n", args.out, written.to_string());
+      fmt::print("{}", report);
       return kExitUsage;
     }
     fmt::print(stderr, "commitlog bench: wrote {}\n", args.out);

@@ -95,6 +95,13 @@ ProcessUsage operator-(const ProcessUsage& a, const ProcessUsage& b) {
           a.involuntary_switches - b.involuntary_switches, a.write_bytes - b.write_bytes};
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
 uint64_t resident_bytes() {
   std::FILE* f = std::fopen("/proc/self/statm", "r");
   if (f == nullptr) return 0;

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace commitlog::tools {
 
@@ -52,6 +53,10 @@ struct ProcessUsage {
 };
 ProcessUsage process_usage();
 ProcessUsage operator-(const ProcessUsage& a, const ProcessUsage& b);
+
+// The middle value, or the mean of the two middle ones for an even count;
+// 0 for none. The median of repeated runs, which one outlier does not move.
+double median(std::vector<double> values);
 
 // Resident set size now, from /proc/self/statm; 0 if unreadable.
 uint64_t resident_bytes();

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "tools/bench_report.h"
+#include "tools/output.h"
 
 namespace commitlog::tools {
 namespace {
@@ -207,6 +208,8 @@ Result<std::vector<std::string>> write_plots(const Points& results, const std::s
   }
   const std::string stem = (p.parent_path() / p.stem()).string();
   const std::string ops_file = stem + "-ops" + ext, p99_file = stem + "-p99" + ext;
+  // Created here, the owner's alone and never over an existing file; gnuplot writes into them.
+  for (const std::string& file : {ops_file, p99_file}) CL_RETURN_IF_ERROR(Output::open(file).status());
   CL_RETURN_IF_ERROR(run_gnuplot(plot_script(results, terminal, ops_file, PlotKind::kOps)));
   CL_RETURN_IF_ERROR(run_gnuplot(plot_script(results, terminal, p99_file, PlotKind::kP99)));
   return std::vector<std::string>{ops_file, p99_file};

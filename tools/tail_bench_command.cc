@@ -121,11 +121,6 @@ Result<RunResult> run_once(const TailBenchArgs& args, const std::string& dir, bo
   return result;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 int run_tail_bench(const TailBenchArgs& args) {
   std::error_code error;
   if (std::filesystem::exists(args.dir, error) && !std::filesystem::is_empty(args.dir, error)) {

@@ -1,10 +1,8 @@
 #include "tests/support/kv_process.h"
 
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,28 +11,15 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include <doctest/doctest.h>
 #include <fmt/core.h>
 
-extern char** environ;
+#include "tests/support/child_process.h"
 
 namespace commitlog::testing {
-namespace {
-
 using namespace std::chrono_literals;
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 std::string kv_binary() {
   const std::string cli = COMMITLOG_CLI;
@@ -47,20 +32,11 @@ KvServer::KvServer(const std::string& dir, std::vector<std::string> flags, const
     : out_(out) {
   std::vector<std::string> args = {kv_binary(), "--dir", dir, "--port", "0"};
   args.insert(args.end(), flags.begin(), flags.end());
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  const int err = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  REQUIRE_MESSAGE(err == 0, "posix_spawn " << argv[0] << ": " << err);
+  pid_ = spawn(args, ChildOutput{ChildOutput::Kind::kTruncate, out});
+  REQUIRE_MESSAGE(pid_ > 0, "could not start " << args[0]);
   const auto deadline = std::chrono::steady_clock::now() + 10s;
   while (std::chrono::steady_clock::now() < deadline) {
-    const std::string text = read_text(out_);
+    const std::string text = read_text_file(out_);
     const size_t at = text.find("listening on ");
     const size_t colon = at == std::string::npos ? at : text.find(':', at);
     if (colon != std::string::npos && text.find('\n', colon) != std::string::npos) {
@@ -74,14 +50,14 @@ KvServer::KvServer(const std::string& dir, std::vector<std::string> flags, const
     }
     std::this_thread::sleep_for(10ms);
   }
-  FAIL("commitlog-kv did not listen within 10 s:\n" << read_text(out_));
+  FAIL("commitlog-kv did not listen within 10 s:\n" << read_text_file(out_));
 }
 
 KvServer::~KvServer() {
   if (pid_ > 0) kill9();
 }
 
-std::string KvServer::output() const { return read_text(out_); }
+std::string KvServer::output() const { return read_text_file(out_); }
 
 bool KvServer::alive() const {
   int status = 0;

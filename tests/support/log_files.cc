@@ -31,9 +31,25 @@ void flip_bit(const std::string& path, uint64_t offset, int bit) {
   write_file(path, bytes);
 }
 
+Options batch_options(const std::string& dir, uint64_t segment_size, Compression compression,
+                      uint64_t direct_write_threshold) {
+  Options o;
+  o.directory = dir;
+  o.sync_policy = "batch";
+  o.segment_size = segment_size;
+  o.compression = compression;
+  o.direct_write_threshold = direct_write_threshold;
+  return o;
+}
+
 Replayed replay_all(const std::string& dir, RecoveryMode mode) {
+  return replay_all(*posix_file_system(), dir, mode);
+}
+
+Replayed replay_all(FileSystem& fs, const std::string& dir, RecoveryMode mode) {
   Replayed out;
   ReplayOptions options;
+  options.file_system = &fs;
   options.mode = mode;
   out.report = replay_directory(dir, options, [&](const ReplayedMutation& m) {
     out.payloads.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());

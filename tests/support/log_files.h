@@ -1,14 +1,20 @@
 // Helpers for tests that write a log to a real directory and then look at or
-// damage its files byte by byte.
+// damage its files byte by byte, and replay a log.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "commitlog/options.h"
 #include "commitlog/replayer.h"
 
 namespace commitlog::testing {
+
+// A batch log in `dir`: appends of `direct_write_threshold` bytes or more
+// take the direct route.
+Options batch_options(const std::string& dir, uint64_t segment_size, Compression compression,
+                      uint64_t direct_write_threshold);
 
 // The segment files of `dir`, oldest first.
 std::vector<SegmentFile> segment_files(const std::string& dir);
@@ -23,5 +29,7 @@ struct Replayed {
   std::vector<uint32_t> tables;
 };
 Replayed replay_all(const std::string& dir, RecoveryMode mode = RecoveryMode::kTolerateTornTail);
+// The same through `fs` (a crash image of a FaultFileSystem, say).
+Replayed replay_all(FileSystem& fs, const std::string& dir, RecoveryMode mode = RecoveryMode::kTolerateTornTail);
 
 }  // namespace commitlog::testing
