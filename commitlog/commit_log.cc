@@ -43,7 +43,7 @@ struct CommitLog::Impl {
         allocator(*o.file_system, clock, o.directory,
                   {.capacity = o.segment_size, .flags = segment_flags(o, access_mode), .permissions = o.file_mode},
                   first_id, &image_buffers, access_mode.storage()),
-        waiters(clock, o.spin_wait),
+        waiters(clock, o.spin_wait, [this](const Status& error) { allocator.fail(error); }),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
             [this](MappedSegment& finished) { lifecycle->on_finished(finished); }) {}
@@ -212,7 +212,9 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
       s.segment_waits.fetch_add(1, std::memory_order_relaxed);
       s.segment_wait_nanos.fetch_add(s.nanos_since(switch_started), std::memory_order_relaxed);
       if (!next.ok()) {
-        if (next.status().code() != ErrorCode::kClosed) {
+        // After a sticky failure the allocator hands out that error; it is
+        // reported once, where it happened.
+        if (next.status().code() != ErrorCode::kClosed && !s.waiters.failed()) {
           apply_failure_policy(s.options.commit_failure_policy, "segment allocation", next.status(), s.waiters);
         }
         return next.status();

@@ -138,6 +138,7 @@ void DurableWaiters::fail(const Status& error) {
     ++wakes_;
   }
   notify_all();
+  if (on_failed_) on_failed_(error);
 }
 
 void DurableWaiters::fail_waiting(const Status& error) {

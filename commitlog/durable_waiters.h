@@ -47,8 +47,12 @@ class DurableWaiters {
   // `spin_limit`: the longest a lone thread waiter spins before it sleeps
   // (Options::spin_wait); zero: never. `clock` times the spins; it must
   // outlive this object.
-  explicit DurableWaiters(const Clock& clock, Duration spin_limit = Duration::zero())
-      : thread_wakes_(clock, spin_limit) {}
+  // `on_failed`, if set, runs once, in the first fail() call after the
+  // waiters are woken: what else waits for a log that can no longer make
+  // progress (a producer waiting for a new segment).
+  explicit DurableWaiters(const Clock& clock, Duration spin_limit = Duration::zero(),
+                          std::function<void(const Status&)> on_failed = {})
+      : on_failed_(std::move(on_failed)), thread_wakes_(clock, spin_limit) {}
 
   // True when the entry at `packed` is durable.
   bool durable(uint64_t packed) const { return packed < durable_.load(std::memory_order_acquire); }
@@ -71,7 +75,8 @@ class DurableWaiters {
   // Sync thread: everything below `packed` is durable, flushed by a flush
   // that started at `flush_started`. Wakes the waiters.
   void advance(uint64_t packed, TimePoint flush_started);
-  // Makes every current and future wait return `error` (sticky).
+  // Makes every current and future wait return `error` (sticky), then runs
+  // on_failed. Later calls change nothing.
   void fail(const Status& error);
   // Makes the waits in progress now return `error`; later waits are not
   // affected (commit_failure_policy ignore: the failed sync's waiters get the
@@ -100,6 +105,7 @@ class DurableWaiters {
   template <typename Predicate>
   void wait_in_group(std::unique_lock<std::mutex>& lock, Predicate ready);
 
+  const std::function<void(const Status&)> on_failed_;
   std::atomic<bool> lone_flush_{false};  // the last flush carried at most one mutation
   std::atomic<uint64_t> durable_{0};
   std::atomic<int64_t> last_flush_started_ns_{0};

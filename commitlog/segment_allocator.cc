@@ -40,6 +40,7 @@ void SegmentAllocator::stop() {
     stopping_ = true;
     if (error_.ok()) error_ = Status::closed("the segment allocator is stopped");
   }
+  if (pool_ != nullptr) pool_->shut();
   work_cv_.notify_all();
   ready_cv_.notify_all();
   thread_.join();
@@ -50,6 +51,16 @@ void SegmentAllocator::stop() {
     fs_.remove(path).ignore();
     fs_.sync_dir(dir_).ignore();
   }
+}
+
+void SegmentAllocator::fail(const Status& error) {
+  {
+    std::lock_guard lock(mu_);
+    if (error_.ok()) error_ = error;
+  }
+  if (pool_ != nullptr) pool_->shut();
+  work_cv_.notify_all();
+  ready_cv_.notify_all();
 }
 
 void SegmentAllocator::run() {
@@ -68,7 +79,7 @@ void SegmentAllocator::run() {
     if (segment.ok()) {
       ready_ = std::move(segment).value();
       ++next_id_;
-    } else {
+    } else if (error_.ok()) {
       error_ = segment.status();
     }
     ready_cv_.notify_all();
@@ -81,7 +92,7 @@ Result<std::unique_ptr<MappedSegment>> SegmentAllocator::take() {
     ++waits_;
     ready_cv_.wait(lock, [&] { return ready_ != nullptr || !error_.ok(); });
   }
-  if (!ready_) return error_;
+  if (!error_.ok()) return error_;
   auto segment = std::move(ready_);
   work_cv_.notify_all();
   return segment;

@@ -28,7 +28,8 @@ namespace commitlog {
 class SegmentAllocator {
  public:
   // Each segment is made as `shape` says (its id and previous_id aside).
-  // `pool` (may be null for mapped plain segments) must outlive the allocator.
+  // `pool` (may be null for mapped plain segments) must outlive the allocator;
+  // fail() and stop() shut it.
   // `clock` must outlive the allocator and its segments.
   SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir, SegmentFileInfo shape,
                    uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {});
@@ -37,9 +38,15 @@ class SegmentAllocator {
   // Stops the thread and removes a prepared, unused segment. Idempotent;
   // take() fails afterwards.
   void stop();
+  // The log has failed for good (a sticky error): take(), waiting now or
+  // later, returns `error`, and the thread stops making segments, also one
+  // waiting for a pool buffer (which shuts the pool: with the log stopped no
+  // segment finishes to give one back). The first error wins.
+  void fail(const Status& error);
 
   // The next segment, waiting for it if it is not ready yet. An error from
-  // creating it (ENOSPC, EIO) is returned here.
+  // creating it (ENOSPC, EIO), fail()'s error or kClosed after stop() is
+  // returned here, rather than a segment prepared before.
   Result<std::unique_ptr<MappedSegment>> take();
   uint64_t waits() const;
   uint64_t first_id() const { return first_id_; }

@@ -14,11 +14,12 @@ BufferPool::BufferPool(size_t buffer_size, size_t max_buffers)
       allocated_size_((buffer_size + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment),
       max_buffers_(max_buffers == 0 ? 1 : max_buffers) {}
 
-PooledBuffer BufferPool::acquire() {
+std::optional<PooledBuffer> BufferPool::acquire() {
   AlignedBytes bytes;
   {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return out_ < max_buffers_; });
+    cv_.wait(lock, [&] { return shut_ || out_ < max_buffers_; });
+    if (shut_) return std::nullopt;
     ++out_;
     if (!free_.empty()) {
       bytes = std::move(free_.back());
@@ -32,6 +33,14 @@ PooledBuffer BufferPool::acquire() {
   // Zeroed outside the lock: a reused image must not show old entries.
   std::memset(bytes.get(), 0, allocated_size_);
   return PooledBuffer(this, std::move(bytes));
+}
+
+void BufferPool::shut() {
+  {
+    std::lock_guard lock(mu_);
+    shut_ = true;
+  }
+  cv_.notify_all();
 }
 
 void BufferPool::release(AlignedBytes bytes) {

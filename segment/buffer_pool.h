@@ -4,7 +4,8 @@
 // commitlog_max_compression_buffers_in_pool bounds its compression buffers.
 // acquire() blocks while every buffer is in use, which bounds the memory of
 // such segments in flight and pushes back on producers through the segment
-// allocator.
+// allocator. Buffers come back only as segments finish; once the log has
+// stopped (a sticky failure, close()) none may, so shut() ends the waits.
 //
 // Each buffer starts at a multiple of kBufferAlignment and is zeroed to
 // buffer_size() rounded up to it, so direct I/O can write any block of it
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "segment/format.h"
@@ -51,7 +53,11 @@ class BufferPool {
  public:
   BufferPool(size_t buffer_size, size_t max_buffers);
   // A zeroed buffer of buffer_size() bytes; waits while max_buffers are out.
-  PooledBuffer acquire();
+  // nullopt once shut() was called, also for a call waiting then.
+  std::optional<PooledBuffer> acquire();
+  // Ends every wait in acquire() and refuses later ones. Buffers still out
+  // come back as before. Idempotent.
+  void shut();
   size_t buffer_size() const { return buffer_size_; }
 
  private:
@@ -64,6 +70,7 @@ class BufferPool {
   std::mutex mu_;
   std::condition_variable cv_;
   size_t out_ = 0;                  // guarded by mu_
+  bool shut_ = false;               // guarded by mu_
   std::vector<AlignedBytes> free_;  // guarded by mu_
 };
 

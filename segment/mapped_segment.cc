@@ -89,8 +89,8 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
                         header);
 
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
-  std::optional<PooledBuffer> buffer;
-  if (pooled) buffer.emplace(pool->acquire());
+  std::optional<PooledBuffer> buffer = pooled ? pool->acquire() : std::nullopt;
+  if (pooled && !buffer) return Status::closed("the segment buffer pool is shut: the log has stopped");
   std::string path = dir + "/" + segment_file_name(info.id);
   auto file = fs.open(path, OpenMode::kCreateNew, info.permissions);
   if (!file.ok()) return file.status();

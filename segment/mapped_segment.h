@@ -61,6 +61,7 @@ class MappedSegment {
   // Runs on the allocator thread. A compressed segment takes direct payloads
   // only with kFlagFlushGroups; a compressed kDirect one needs kFlagWholeBlocks.
   // `clock` times the seals' waits for producers; it must outlive the segment.
+  // kClosed when `pool` is shut (BufferPool::shut) before a buffer is free.
   static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const Clock& clock,
                                                        const std::string& dir,
                                                        SegmentFileInfo info,
