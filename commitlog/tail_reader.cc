@@ -135,7 +135,7 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     }
     // The index first: an offset it gives is then below what the files show.
     const std::optional<Index> index = read_index(fs, *it);
-    CL_RETURN_IF_ERROR(s.current->refresh());
+    CL_RETURN_IF_ERROR(s.current->refresh(index ? index->offset : 0));
     TailSegment::Bound bound = index && index->completed ? TailSegment::Bound::kFinished : s.bound_from_later(*files, i);
     const TailSegment::Delivery d =
         s.current->deliver(s.position.offset, bound, index ? index->offset : 0, s.options.tables, counting);

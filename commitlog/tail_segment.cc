@@ -43,6 +43,7 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
   if (!segment.compressed()) {
     std::copy(bytes.begin(), bytes.end(), segment.bytes_.begin());
     segment.loaded_ = format::kHeaderSize;
+    segment.final_ = format::kHeaderSize;  // written and synced before any entry
   }
   return std::optional<TailSegment>(std::move(segment));
 }
@@ -62,22 +63,36 @@ bool TailSegment::walk(std::span<const std::byte> bytes) {
   return false;
 }
 
-// Everything before the first marker slot not yet valid is sealed and never
-// changes, so only the bytes from there on are read again.
-Status TailSegment::load_plain_until_walk_ends() {
-  loaded_ = std::min(loaded_, walk_at_);
+// Only the bytes not final yet are read again. Those below what was proven
+// before this read are final once read now; the range the markers found now
+// prove is read once more.
+Status TailSegment::load_plain_until_walk_ends(uint64_t known) {
+  const uint64_t proven = std::max(bound_, known);
+  loaded_ = std::min(loaded_, final_);
   for (uint64_t read_step = kFirstReadStep;; read_step *= 2) {
-    if (walk(std::span(bytes_.data(), loaded_))) return {};
-    if (loaded_ >= bytes_.size()) return {};
+    if (walk(std::span(bytes_.data(), loaded_))) break;
+    if (loaded_ >= bytes_.size()) break;
     const uint64_t step = std::min<uint64_t>(read_step, bytes_.size() - loaded_);
     auto got = handle_->read_at(loaded_, std::span(bytes_.data() + loaded_, step));
     if (!got.ok()) return got.status();
     loaded_ += *got;
     if (*got < step) {
       walk(std::span(bytes_.data(), loaded_));
-      return {};
+      break;
     }
   }
+  final_ = std::max(final_, std::min(proven, loaded_));
+  return reread_until(std::min(bound_, loaded_));
+}
+
+Status TailSegment::reread_until(uint64_t to) {
+  while (final_ < to) {
+    auto got = handle_->read_at(final_, std::span(bytes_.data() + final_, to - final_));
+    if (!got.ok()) return got.status();
+    if (*got == 0) break;
+    final_ += *got;
+  }
+  return {};
 }
 
 Status TailSegment::load_whole() {
@@ -87,7 +102,9 @@ Status TailSegment::load_whole() {
     return {};
   }
   if (whole_) return {};
-  loaded_ = std::min(loaded_, walk_at_);
+  // Called once the segment is known finished or its run ended: what is
+  // read now is final.
+  loaded_ = std::min(loaded_, final_);
   while (loaded_ < bytes_.size()) {
     auto got = handle_->read_at(loaded_, std::span(bytes_.data() + loaded_, bytes_.size() - loaded_));
     if (!got.ok()) return got.status();
@@ -95,6 +112,7 @@ Status TailSegment::load_whole() {
     loaded_ += *got;
   }
   bytes_.resize(loaded_);  // a file cut short reads as truncated
+  final_ = loaded_;
   whole_ = true;
   return {};
 }
@@ -114,8 +132,8 @@ Status TailSegment::read_whole_file_handle() {
   return {};
 }
 
-Status TailSegment::refresh() {
-  if (!compressed()) return load_plain_until_walk_ends();
+Status TailSegment::refresh(uint64_t known) {
+  if (!compressed()) return load_plain_until_walk_ends(known);
   CL_RETURN_IF_ERROR(load_whole());
   walk(image_.bytes);
   return {};
@@ -137,7 +155,8 @@ TailSegment::Delivery TailSegment::deliver(uint64_t from, Bound bound, uint64_t 
   std::array<std::byte, format::kMarkerSize> saved{};
   uint64_t cut = UINT64_MAX;
   if (bound == Bound::kDurable) {
-    cut = std::min({std::max(bound_, known), walk_at_, image.size() - std::min<uint64_t>(image.size(), format::kMarkerSize)});
+    cut = std::min({std::max(bound_, known), walk_at_, compressed() ? UINT64_MAX : final_,
+                    image.size() - std::min<uint64_t>(image.size(), format::kMarkerSize)});
     if (cut <= from) return out;
     std::memcpy(saved.data(), image.data() + cut, saved.size());
     std::memset(image.data() + cut, 0, saved.size());

@@ -2,10 +2,16 @@
 // written: what of it is loaded, how far it is known to be durable, and the
 // entries from a position up to that bound.
 //
-// A plain segment's bytes below the durable bound never change again, so
-// each refresh() reads only from there on, until the chain of markers ends. A
-// compressed segment is read whole at each refresh(): a flush's section
-// headers are written after its bytes, once earlier flushes are durable.
+// A plain segment's bytes below the durable bound never change again, but a
+// read that races the writer may have copied some of them before they
+// landed: a direct flush is two writes (its whole blocks, then its last
+// one), and a pwrite or a read copies page by page, so a read can find a
+// section's marker new and the entries after it still old. So a byte counts
+// as read (final) only once read after the bound covering it was known, and
+// each refresh() reads from there on, until the chain of markers ends, then
+// once more the range its new markers prove. A compressed segment is read
+// whole at each refresh(): a flush's section headers are written after its
+// bytes, once earlier flushes are durable.
 //
 // Lifetime: the File stays open while this object lives, so a segment deleted
 // meanwhile can still be read to its end. Not thread-safe.
@@ -35,8 +41,9 @@ class TailSegment {
 
   // Reads what was written since the last call. Afterwards durable_bound()
   // is the largest offset that a valid marker's synced offset, or for a
-  // compressed segment a later flush, proves durable.
-  [[nodiscard]] Status refresh();
+  // compressed segment a later flush, proves durable. `known`: an offset the
+  // writer published as durable (a CDC index), read before this call.
+  [[nodiscard]] Status refresh(uint64_t known = 0);
   uint64_t durable_bound() const { return bound_; }
 
   // How the entries are bounded.
@@ -62,7 +69,9 @@ class TailSegment {
   // Follows the markers from walk_at_ through `bytes`; false if it stopped
   // because bytes ran out.
   bool walk(std::span<const std::byte> bytes);
-  [[nodiscard]] Status load_plain_until_walk_ends();
+  [[nodiscard]] Status load_plain_until_walk_ends(uint64_t known);
+  // Plain: reads [final_, to) again, so that it is final.
+  [[nodiscard]] Status reread_until(uint64_t to);
   [[nodiscard]] Status load_whole();
   [[nodiscard]] Status read_whole_file_handle();
 
@@ -71,6 +80,7 @@ class TailSegment {
   SegmentHeader header_;
   std::vector<std::byte> bytes_;  // plain: the file, valid below loaded_; compressed: the file
   uint64_t loaded_ = 0;
+  uint64_t final_ = 0;            // plain: bytes_ below it were read after they were proven whole
   SegmentImage image_;            // compressed: rebuilt by each refresh()
   uint64_t walk_at_ = format::kFirstMarkerOffset;  // the first marker slot not yet walked
   uint64_t bound_ = format::kFirstMarkerOffset;
