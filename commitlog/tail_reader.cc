@@ -59,7 +59,13 @@ struct TailReader::State {
   TailSegment::Bound bound_from_later(const std::vector<SegmentFile>& files, size_t i) const {
     for (size_t j = i + 1; j < files.size(); ++j) {
       auto p = read_prologue(*options.file_system, files[j]);
-      if (!p.ok() || p->problem != HeaderProblem::kNone) return TailSegment::Bound::kDurable;
+      if (!p.ok()) return TailSegment::Bound::kDurable;
+      // A header not written (yet): the writer is making that segment, or
+      // was killed while it did. Either way it proves nothing; a segment
+      // after it, which only a later run makes, may.
+      const bool unwritten = p->problem == HeaderProblem::kAllZero || p->problem == HeaderProblem::kTooShort;
+      if (unwritten && !p->has_data) continue;
+      if (p->problem != HeaderProblem::kNone) return TailSegment::Bound::kDurable;
       if (p->header.previous_id == 0) return TailSegment::Bound::kRunEnded;
       if (p->has_data) {
         return j == i + 1 && p->header.previous_id == files[i].id ? TailSegment::Bound::kFinished

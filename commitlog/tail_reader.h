@@ -12,7 +12,8 @@
 //    of the same run holds data (a segment is flushed to its end marker
 //    before the next one's first marker or section is written);
 //  - or the writer's run has ended: a later segment begins a new run (a
-//    writer restarted after a crash). A crashed run's last sections are then
+//    writer restarted after a crash), past any segments whose header was
+//    never written (the crash came while the writer made them). A crashed run's last sections are then
 //    handed out as a replay would deliver them: up to its torn tail, which a
 //    replay drops too.
 // So in a live log directory the last flush before the writer falls quiet is

@@ -38,6 +38,18 @@ size_t segments_in(const std::string& dir) {
 
 size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
 
+// Where the tail's lines and replay's part, without printing thousands of lines.
+std::string first_difference(const std::string& tailed, const std::string& replayed) {
+  size_t at = 0;
+  while (at < tailed.size() && at < replayed.size() && tailed[at] == replayed[at]) ++at;
+  const size_t begin = at == 0 ? 0 : tailed.rfind('\n', at - 1) + 1;  // npos + 1: the first line
+  auto excerpt = [&](const std::string& text) {
+    return text.substr(begin, std::min<size_t>(120, text.find('\n', begin) - begin));
+  };
+  return fmt::format("line {} differs: tail '{}', replay '{}'", lines_of(tailed.substr(0, begin)) + 1,
+                     excerpt(tailed), excerpt(replayed));
+}
+
 // Waits up to `limit` for `done`, checking every few milliseconds.
 template <typename Done>
 bool wait_for(Done done, std::chrono::seconds limit) {
@@ -118,8 +130,9 @@ void tail_beside_killed_writer(bool lz4) {
   CHECK(wait_for([&] { return lines_of(tailed()) >= lines_of(replay.out); }, std::chrono::seconds(60)));
   stop_tail(tail);
   const std::string all = tailed();
+  INFO("the position file says " << testing::read_text_file(position));
   CHECK(lines_of(all) == lines_of(replay.out));
-  CHECK(all == replay.out);
+  CHECK_MESSAGE(all == replay.out, first_difference(all, replay.out));
   std::vector<std::string> check = {"stress", "--check"};
   check.insert(check.end(), workload.begin(), workload.end());
   const testing::CliResult verdict = testing::run_cli(COMMITLOG_CLI, check);

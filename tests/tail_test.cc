@@ -247,5 +247,37 @@ TEST_CASE("tail: a read that raced the writer's flush is read again before what 
   CHECK(got == std::vector<std::string>{"a", "b", std::string(200, 'c'), "d"});
 }
 
+TEST_CASE("tail: a run killed while it made a segment ends at the next run, past that segment") {
+  // Segment 1000's last section is proven by nothing in it; 1001's header
+  // was never written (the writer was killed making it); 2000 begins a new
+  // run. So 1000 is read to its end, as a replay reads it.
+  testing::SegmentBuilder killed(1000, 4096);
+  killed.section({"a"});
+  killed.section({"b"});
+  testing::SegmentBuilder next_run(2000, 4096);
+  next_run.section({"x"});
+  next_run.section({"y"});
+  FaultFileSystem fs;
+  REQUIRE(fs.create_dirs(kDir).ok());
+  const std::vector<std::pair<uint64_t, std::vector<std::byte>>> files = {
+      {1000, killed.plain()}, {1001, std::vector<std::byte>(4096)}, {2000, next_run.plain()}};
+  for (const auto& [id, bytes] : files) {
+    auto file = fs.open(std::string(kDir) + "/" + segment_file_name(id), OpenMode::kCreateNew);
+    REQUIRE(file.ok());
+    REQUIRE((*file)->write_at(0, bytes).ok());
+  }
+  TailOptions options;
+  options.file_system = &fs;
+  TailReader tail(kDir, options);
+  std::vector<std::string> got;
+  auto polled = tail.poll([&](const ReplayedMutation& m) {
+    got.push_back(text(m.payload));
+    return Status{};
+  });
+  REQUIRE_MESSAGE(polled.ok(), polled.status().to_string());
+  CHECK(got == std::vector<std::string>{"a", "b", "x"});
+  CHECK(tail.position().segment == 2000);
+}
+
 }  // namespace
 }  // namespace commitlog
