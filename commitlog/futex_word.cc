@@ -47,23 +47,30 @@ inline void spin_pause() {
 void FutexWord::wait(uint32_t seen, TimePoint wake_at, bool may_spin) {
   if (word_.load() != seen) return;
   if (!may_spin || spin_limit_ == Duration::zero()) {
-    futex_wait(word_, seen, wake_at);
+    sleep(seen, wake_at);
     return;
   }
   const TimePoint start = clock_.now();
   const bool short_waits =
       Duration(last_spinning_wait_ns_.load(std::memory_order_relaxed)) <= spin_limit_;
-  if (!(short_waits && !spin_backed_off() && spin(seen))) futex_wait(word_, seen, wake_at);
+  if (!(short_waits && !spin_backed_off() && spin(seen))) sleep(seen, wake_at);
   last_spinning_wait_ns_.store((clock_.now() - start).count(), std::memory_order_relaxed);
+}
+
+void FutexWord::sleep(uint32_t seen, TimePoint wake_at) {
+  spins_.sleeps.fetch_add(1, std::memory_order_relaxed);
+  futex_wait(word_, seen, wake_at);
 }
 
 // The clock is read every 64 pauses: a spin is short next to a clock read.
 bool FutexWord::spin(uint32_t seen) {
   const TimePoint start = clock_.now();
+  const TimePoint end = start + spin_limit_;
+  clock_.wake_by_itself_at(end);  // announces the spin; on any clock it ends at `end`
   bool changed = false;
   while (!changed) {
     for (int i = 0; i < 64 && !(changed = word_.load() != seen); ++i) spin_pause();
-    if (!changed && clock_.now() - start >= spin_limit_) break;
+    if (!changed && clock_.now() >= end) break;
   }
   spins_.spins.fetch_add(1, std::memory_order_relaxed);
   spins_.nanos.fetch_add(static_cast<uint64_t>((clock_.now() - start).count()),

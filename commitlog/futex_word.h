@@ -15,6 +15,11 @@
 // meanwhile (both on one CPU). The spin state assumes one spinning waiter at
 // a time; a race between two shifts the back-off by one wait.
 //
+// Every time read goes through the Clock, and a spin is a timed wait on it:
+// it announces its end (Clock::wake_by_itself_at) as a sleep does, so on a
+// manual clock it runs out only when the time is moved past that end, and
+// a test sees that a wait spins, and ends the spin by moving the time.
+//
 // Thread-safety: every member is thread-safe.
 #pragma once
 
@@ -25,12 +30,14 @@
 
 namespace commitlog {
 
-// What the spins did: spins, those that ended without a change (the waiter
-// then slept), and the time spent spinning.
+// What the waits did: spins, those that ended without a change (the waiter
+// then slept), the time spent spinning, and the waits that went to sleep
+// (at once, or after a spin that ran out; counted just before the sleep).
 struct SpinCounters {
   std::atomic<uint64_t> spins{0};
   std::atomic<uint64_t> missed{0};
   std::atomic<uint64_t> nanos{0};
+  std::atomic<uint64_t> sleeps{0};
 };
 
 class FutexWord {
@@ -62,6 +69,7 @@ class FutexWord {
   // Spins until the word leaves `seen` or the limit passes; true if it left.
   bool spin(uint32_t seen);
   bool spin_backed_off();
+  void sleep(uint32_t seen, TimePoint wake_at);
 
   std::atomic<uint32_t> word_{0};
   const Clock& clock_;

@@ -3,8 +3,11 @@
 // and goes on), repeat; then one clean run and `stress --check`.
 //   batch, group, adaptive: no acknowledged mutation may be lost, at any restart.
 //   periodic: acknowledged mutations may be lost at a kill; each loss must be
-//     a suffix (the check's "no gap") and span at most about one marker
-//     interval: kill time minus the newest append the next run replayed.
+//     a suffix (the check's "no gap") of what the log had not yet kept: none
+//     of it acknowledged before the second-last round (seal or flush) the
+//     run's acks show (the check's lost_kept). The loss window in wall time
+//     (kill time minus the newest append the next run replayed) is reported;
+//     it depends on the machine's load, so it is not bounded.
 //   appends that wait later (`stress --wait later`: an append that returns
 //     at once, acknowledged after wait_durable()): no loss under any policy,
 //     plain or LZ4.
@@ -49,15 +52,6 @@ constexpr int kCycles = 20;
 constexpr int kMinDelayMs = 50, kMaxDelayMs = 300;
 constexpr const char* kMaxSize = "4000";  // payloads of 2 KiB on average
 constexpr int kPeriodMs = 50;  // periodic: commitlog_sync_period, and so the marker interval
-// Loss window allowed for periodic beyond one marker interval: the marker's
-// own write and the sync thread's scheduling on a loaded two-core machine.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-// Sanitizer builds run the driver several times slower, and the window counts
-// producer stalls too: the bound is loosened, the no-loss checks are not.
-constexpr int64_t kPeriodicSlackUs = 1'000'000;
-#else
-constexpr int64_t kPeriodicSlackUs = 150'000;
-#endif
 
 int64_t wall_clock_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -124,10 +118,12 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   std::optional<Pending> pending;
   auto on_start = [&](const std::string& output, const std::string& name) {
     const auto lost = field(output, "stress: start", "lost_acks");
+    const auto lost_kept = field(output, "stress: start", "lost_kept");
     const auto newest = field(output, "stress: start", "newest_us");
     if (!lost || !newest) return;
     INFO(name << ":\n" << output);
     if (!allow_loss) CHECK(*lost == 0);
+    CHECK(lost_kept == std::optional<int64_t>(0));
     result.lost_at_starts += *lost;
     if (pending) {
       result.max_window_us = std::max(result.max_window_us, pending->kill_us - std::max(*newest, pending->from_us));
@@ -181,6 +177,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   CHECK((WIFEXITED(check_status) && WEXITSTATUS(check_status) == 0));
   CHECK(result.verdict.find("stress check: OK") != std::string::npos);
   CHECK(field(result.verdict, "stress check: OK", "acks").value_or(0) > 0);
+  CHECK(field(result.verdict, "stress check: OK", "lost_kept") == std::optional<int64_t>(0));
   return result;
 }
 
@@ -247,13 +244,12 @@ TEST_CASE("kill -9 loop: standard and direct, every durable policy, plain and LZ
   }
 }
 
-TEST_CASE("kill -9 loop: periodic loses at most about one marker interval") {
-  // Paced, so twenty cycles stay a few MiB; the loss window does not depend on the rate.
+TEST_CASE("kill -9 loop: periodic loses nothing the log had sealed") {
+  // Paced, so twenty cycles stay a few MiB.
   const LoopResult r =
       kill_loop({"--policy", "periodic", "--period", std::to_string(kPeriodMs), "--rate", "5000"}, true);
   report(fmt::format("periodic ({} ms period)", kPeriodMs), r);
   CHECK(r.appending_runs > kCycles / 2);
-  CHECK(r.max_window_us <= kPeriodMs * 1000 + kPeriodicSlackUs);
 }
 
 }  // namespace

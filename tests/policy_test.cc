@@ -63,6 +63,7 @@ struct PolicyLog {
   }
 
   uint64_t flushes() const { return log->stats().flushes; }
+  uint64_t flushed_mutations() const { return log->stats().flushed_mutations; }
   uint64_t seals() const { return log->stats().seals; }
   size_t waiting() const { return log->stats().producers_waiting; }
   void append() { REQUIRE(log->append(1, "mutation").ok()); }
@@ -73,6 +74,7 @@ struct Producer {
   PolicyLog& log;
   std::vector<Duration> waits;
   std::atomic<bool> appending{false};  // inside an append (its last one has returned)
+  std::atomic<int> started{0};        // appends begun
   std::atomic<bool> done{false};
   std::thread thread;
 
@@ -81,6 +83,7 @@ struct Producer {
       for (int i = 0; i < count; ++i) {
         const TimePoint start = log.clock.now();
         appending = true;
+        ++started;
         CHECK(log.log->append(1, "mutation").ok());
         appending = false;
         waits.push_back(log.clock.now() - start);
@@ -167,10 +170,13 @@ TEST_CASE("group: a producer inside the window waits for the window's end, and n
   CHECK(log.flushes() == 2);
 }
 
-// How long each producer waits is the single producer's test above: here
-// producer threads may be preempted for any number of windows of a clock
-// that the test moves.
-TEST_CASE("group: at most one flush per window, and groups form") {
+// Time moves only once every producer still appending waits in its next
+// append: its entry is written, it counts as waiting, and no count is left of
+// a wait that already ended (every entry before the current ones is durable,
+// and only the current ones are not). Then each flush must release every
+// producer, so none waits beyond one window however the threads are
+// scheduled.
+TEST_CASE("group: at most one flush per window, no producer waits beyond it, and groups form") {
   constexpr Duration kWindow = milliseconds(10);
   constexpr int kProducers = 4, kAppends = 25;
   PolicyLog log("group", group_window(kWindow));
@@ -180,26 +186,36 @@ TEST_CASE("group: at most one flush per window, and groups form") {
     return static_cast<size_t>(std::count_if(producers.begin(), producers.end(),
                                              [](auto& p) { return !p->done.load(); }));
   };
-  auto all_done = [&] { return running() == 0; };
+  auto started = [&] {
+    uint64_t total = 0;
+    for (auto& p : producers) total += static_cast<uint64_t>(p->started.load());
+    return total;
+  };
+  auto all_waiting = [&] {
+    const size_t n = running();
+    return std::all_of(producers.begin(), producers.end(),
+                       [](auto& p) { return p->done.load() || p->appending.load(); }) &&
+           log.waiting() == n && log.flushed_mutations() + n == started() && n == running();
+  };
   uint64_t flushes_at_last_window = log.flushes();
   TimePoint last_deadline = log.clock.now();
-  while (!all_done()) {
-    const TimePoint deadline = log.clock.await_next_deadline(milliseconds(50));
-    if (deadline == TimePoint::max()) continue;
+  while (running() > 0) {
+    // Every appended entry is durable or waiting for the next flush.
+    REQUIRE(eventually([&] { return running() == 0 || all_waiting(); }));
+    if (running() == 0) break;
+    const TimePoint deadline = log.clock.await_next_deadline();
+    REQUIRE(deadline != TimePoint::max());
     CHECK(log.flushes() - flushes_at_last_window <= 1);
     CHECK(deadline - last_deadline >= kWindow);
+    CHECK(deadline - log.clock.now() <= kWindow);
     flushes_at_last_window = log.flushes();
     last_deadline = deadline;
-    // Time stands still until every producer still appending waits in its
-    // next append (once each is in it, no count of an earlier wait is left).
-    REQUIRE(eventually([&] {
-      return std::all_of(producers.begin(), producers.end(),
-                         [](auto& p) { return p->done.load() || p->appending.load(); }) &&
-             log.waiting() >= running();
-    }));
+    const uint64_t appended = started();
     log.clock.advance_to(deadline);
+    // The flush at the deadline makes every entry written before it durable.
+    REQUIRE(eventually([&] { return log.flushed_mutations() == appended; }));
   }
-  for (auto& p : producers) p->join();
+  for (auto& p : producers) CHECK(p->max_wait() <= kWindow);
   // Fewer flushes than appends: producers share them.
   CHECK(log.flushes() < kProducers * kAppends);
 }

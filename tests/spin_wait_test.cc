@@ -1,153 +1,194 @@
 // Spinning before sleeping (Options::spin_wait): only a lone producer whose
 // flushes carry its own mutation spins, and only while its waits stay within
 // the limit; a zero limit never spins.
-// Spins are counted, so these tests see whether a wait spun, not how fast it was.
+// On a manual clock: a spin announces its end to the clock and runs out only
+// when the test moves the time past it, and a wait's length is the time the
+// test moved meanwhile. So each wait's decision (spin or sleep) is seen as it
+// is made, and nothing here depends on how fast a thread runs.
 #include <doctest/doctest.h>
-#include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
 
 #include "commitlog/commit_log.h"
 #include "commitlog/durable_waiters.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::ManualClock;
 
-// One thread waits for `packed`; it is released `after` it counts as waiting.
-void lone_wait(DurableWaiters& waiters, uint64_t packed, Duration after = Duration::zero()) {
-  std::thread waiter([&] { CHECK(waiters.wait_durable(packed).ok()); });
-  while (waiters.waiting() < 1) std::this_thread::yield();
-  std::this_thread::sleep_for(after);
-  waiters.advance(packed + 1, SteadyClock::now());
-  waiter.join();
-}
+constexpr Duration kLimit = 100ms;
 
-uint64_t spins(const DurableWaiters& waiters) { return waiters.spin_counters().spins.load(); }
+// A DurableWaiters on a manual clock and one thread at a time waiting on it.
+struct SpinRig {
+  ManualClock clock;
+  DurableWaiters waiters;
+  uint64_t packed = 0;
+
+  explicit SpinRig(Duration limit = kLimit) : waiters(clock, limit) {}
+
+  const SpinCounters& counters() const { return waiters.spin_counters(); }
+
+  // What a waiter decided, seen from its announcement or its sleep: 's' it
+  // spun, 'z' it slept at once; nothing for a waiter that decided neither
+  // within 30 s of real time (a broken test).
+  char decision(uint64_t sleeps_before, Duration limit) {
+    const TimePoint spin_end = clock.now() + limit;
+    const auto give_up = std::chrono::steady_clock::now() + 30s;
+    while (std::chrono::steady_clock::now() < give_up) {
+      if (counters().sleeps.load() > sleeps_before) return 'z';
+      if (limit > Duration::zero() && clock.await_sleep_until(spin_end, 1ms)) return 's';
+      std::this_thread::yield();
+    }
+    return '?';
+  }
+
+  // One thread waits for the next position and is released once it
+  // decided. A spin it starts ends in time ('s'), or, with `run_out`, runs
+  // out ('m': the time moves past its end), and the wait then lasts twice
+  // the limit. Then a millisecond passes between this wait and the next.
+  char wait_once(bool run_out = false, Duration limit = kLimit) {
+    const uint64_t target = packed += 10;
+    const uint64_t sleeps = counters().sleeps.load();
+    const uint64_t missed = counters().missed.load();
+    std::thread waiter([&] { CHECK(waiters.wait_durable(target).ok()); });
+    char seen = decision(sleeps, limit);
+    if (seen == 's' && run_out) {
+      clock.advance(limit);
+      while (counters().missed.load() == missed || counters().sleeps.load() == sleeps) {
+        std::this_thread::yield();
+      }
+      clock.advance(limit);
+      seen = 'm';
+    }
+    waiters.advance(target + 1, clock.now());
+    waiter.join();
+    clock.advance(1ms);
+    return seen;
+  }
+  std::string waits(int n) {
+    std::string seen;
+    for (int i = 0; i < n; ++i) seen += wait_once();
+    return seen;
+  }
+};
 
 TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its waits are short") {
-  // A limit far above a hand-off on a loaded machine, yet short to miss once.
-  DurableWaiters waiters(*real_clock(), 100ms);
-  lone_wait(waiters, 10);  // no flush noted yet
-  CHECK(spins(waiters) == 0);
-  waiters.note_flush(1);
-  lone_wait(waiters, 20);
-  CHECK(spins(waiters) == 1);
-  waiters.note_flush(3);  // flushes of several mutations: the CPU is the others'
-  lone_wait(waiters, 30);
-  CHECK(spins(waiters) == 1);
+  SpinRig rig;
+  CHECK(rig.wait_once() == 'z');  // no flush noted yet
+  rig.waiters.note_flush(1);
+  CHECK(rig.wait_once() == 's');
+  rig.waiters.note_flush(3);  // flushes of several mutations: the CPU is the others'
+  CHECK(rig.wait_once() == 'z');
 
-  waiters.note_flush(1);
-  lone_wait(waiters, 40, 500ms);  // spins, misses, sleeps: a wait longer than the limit
-  CHECK(spins(waiters) == 2);
-  CHECK(waiters.spin_counters().missed.load() == 1);
-  lone_wait(waiters, 50);  // so this one sleeps at once
-  CHECK(spins(waiters) == 2);
-  lone_wait(waiters, 60);  // one wait of back-off after one spin that ran out
-  CHECK(spins(waiters) == 2);
-  lone_wait(waiters, 70);  // then it spins again
-  CHECK(spins(waiters) == 3);
+  rig.waiters.note_flush(1);
+  CHECK(rig.wait_once(/*run_out=*/true) == 'm');  // a wait longer than the limit
+  CHECK(rig.wait_once() == 'z');  // so this one sleeps at once
+  CHECK(rig.wait_once() == 'z');  // one wait of back-off after one spin that ran out
+  CHECK(rig.wait_once() == 's');  // then it spins again
+  CHECK(rig.counters().spins.load() == 3);
+  CHECK(rig.counters().missed.load() == 1);
+  CHECK(rig.counters().nanos.load() == static_cast<uint64_t>(Duration(kLimit).count()));
 }
 
 // A waiter whose spins run out (the thread it waits for cannot run meanwhile)
 // spins ever more rarely: after the n-th such spin in a row, 2^n - 1 waits
 // sleep; one spin that ends in time starts the count again.
 TEST_CASE("spin wait: spins that run out back off, doubling, until one ends in time") {
-  DurableWaiters waiters(*real_clock(), 100ms);
-  waiters.note_flush(1);
-  uint64_t packed = 10;
+  SpinRig rig;
+  rig.waiters.note_flush(1);
+  std::string seen;
+  // A spin that runs out makes a long wait: the next wait sleeps without
+  // counting as back-off.
   const auto spin_runs_out = [&] {
-    lone_wait(waiters, packed += 10, 500ms);
-    lone_wait(waiters, packed += 10);  // its last wait was long: sleeps
+    seen += rig.wait_once(/*run_out=*/true);
+    seen += rig.wait_once();
+    seen += ' ';
   };
-  const auto short_waits = [&](int n) {
-    for (int i = 0; i < n; ++i) lone_wait(waiters, packed += 10);
-  };
-  lone_wait(waiters, packed += 10);
-  CHECK(spins(waiters) == 1);
-  spin_runs_out();
+  const auto short_waits = [&](int n) { seen += rig.waits(n) + ' '; };
   short_waits(1);
-  CHECK(spins(waiters) == 2);
-  spin_runs_out();  // the second in a row
+  spin_runs_out();  // the first in a row: one wait of back-off
+  short_waits(1);
+  spin_runs_out();  // the second in a row: three
   short_waits(3);
-  CHECK(spins(waiters) == 3);
-  CHECK(waiters.spin_counters().missed.load() == 2);
-  short_waits(1);  // spins, in time
-  CHECK(spins(waiters) == 4);
+  short_waits(1);   // spins, in time
   spin_runs_out();  // the first in a row again: one wait of back-off, not seven
   short_waits(1);
-  CHECK(spins(waiters) == 5);
   short_waits(1);
-  CHECK(spins(waiters) == 6);
-  CHECK(waiters.spin_counters().missed.load() == 3);
+  CHECK(seen == "s mz z mz zzz s mz z s ");
+  CHECK(rig.counters().spins.load() == 6);
+  CHECK(rig.counters().missed.load() == 3);
+}
+
+TEST_CASE("spin wait: backing off stops doubling at 2^10 - 1 waits") {
+  SpinRig rig;
+  rig.waiters.note_flush(1);
+  for (int n = 1; n <= 11; ++n) {
+    CAPTURE(n);
+    REQUIRE(rig.wait_once(/*run_out=*/true) == 'm');
+    REQUIRE(rig.wait_once() == 'z');  // after the long wait
+    const int backoff = (1 << std::min(n, 10)) - 1;
+    REQUIRE(rig.waits(backoff) == std::string(static_cast<size_t>(backoff), 'z'));
+  }
+  CHECK(rig.wait_once() == 's');
 }
 
 TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins") {
-  DurableWaiters waiters(*real_clock(), 5ms);
-  std::thread first([&] { CHECK(waiters.wait_durable(30).ok()); });  // no flush noted: sleeps
-  while (waiters.waiting() < 1) std::this_thread::yield();
-  std::this_thread::sleep_for(500ms);  // past its decision not to spin
-  waiters.note_flush(1);
-  std::thread second([&] { CHECK(waiters.wait_durable(20).ok()); });
-  while (waiters.waiting() < 2) std::this_thread::yield();
-  // Only the second is released: however late it decides, the first still
-  // waits beside it.
-  waiters.advance(21, SteadyClock::now());
+  SpinRig rig(5ms);
+  std::thread first([&] { CHECK(rig.waiters.wait_durable(30).ok()); });  // no flush noted: sleeps
+  REQUIRE(rig.decision(0, 5ms) == 'z');
+  rig.waiters.note_flush(1);
+  std::thread second([&] { CHECK(rig.waiters.wait_durable(20).ok()); });
+  // However late it decides, the first still waits beside it.
+  CHECK(rig.decision(1, 5ms) == 'z');
+  rig.waiters.advance(21, rig.clock.now());
   second.join();
-  waiters.advance(31, SteadyClock::now());
+  rig.waiters.advance(31, rig.clock.now());
   first.join();
-  CHECK(spins(waiters) == 0);
+  CHECK(rig.counters().spins.load() == 0);
 
-  DurableWaiters never(*real_clock());
-  never.note_flush(1);
-  lone_wait(never, 10);
-  lone_wait(never, 20);
-  CHECK(spins(never) == 0);
+  SpinRig never(Duration::zero());
+  never.waiters.note_flush(1);
+  CHECK(never.waits(2) == "zz");
+  CHECK(never.counters().spins.load() == 0);
 }
 
-// A lone producer on batch spins through each hand-off. 10ms is far above any
-// flush here, so every wait after the first two qualifies unless a busy
-// machine (a sanitizer build beside another test on two CPUs) preempts the
-// sync thread past the limit.
+// A lone producer on batch spins through each hand-off: on a manual clock
+// that nobody moves, no spin runs out however long the sync thread takes, so
+// every wait spins but the first (before any one-mutation flush) and none
+// misses. A wait that finds its flush already done does not count.
 MetricsSnapshot lone_producer_run(Duration spin_wait) {
   testing::TempDir dir;
+  ManualClock clock;
   Options options;
   options.directory = dir.path();
   options.sync_policy = "batch";
   options.spin_wait = spin_wait;
+  options.clock = &clock;
   auto log = CommitLog::open(options);
   REQUIRE(log.ok());
   for (int i = 0; i < 100; ++i) REQUIRE((*log)->append(1, std::string(100, 'x')).ok());
-  return (*log)->metrics();
+  const MetricsSnapshot metrics = (*log)->metrics();
+  REQUIRE((*log)->close().ok());
+  return metrics;
 }
 
-int usable_cpus() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  return ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-}
-
-TEST_CASE(
-    "spin wait: a lone producer spins instead of sleeping, unless turned off" *
-    doctest::skip(usable_cpus() < 2)) {
-  // At most once per append: about 98 when nothing preempts the sync thread;
-  // a run that a loaded machine disturbed is run again, up to five times.
-  const auto spun_through = [](const MetricsSnapshot& m) {
-    return m.spins > 50 && m.spins_missed * 10 <= m.spins;
-  };
-  MetricsSnapshot spun = lone_producer_run(10ms);
-  for (int run = 1; run < 5 && !spun_through(spun); ++run) spun = lone_producer_run(10ms);
+TEST_CASE("spin wait: a lone producer spins instead of sleeping, unless turned off") {
+  const MetricsSnapshot spun = lone_producer_run(10ms);
   CHECK(spun.mutations_completed == 100);
-  CHECK(spun.spins > 50);
-  CHECK(spun.spins <= 100);
-  CHECK(spun.spins_missed * 10 <= spun.spins);
-  CHECK(spun.spin_nanos > 0);
+  REQUIRE(spun.commit_waits > 1);
+  CHECK(spun.spins <= spun.commit_waits);
+  CHECK(spun.spins + 1 >= spun.commit_waits);
+  CHECK(spun.spins_missed == 0);
   const MetricsSnapshot slept = lone_producer_run(Duration::zero());
   CHECK(slept.mutations_completed == 100);
+  CHECK(slept.commit_waits > 0);
   CHECK(slept.spins == 0);
   CHECK(slept.spin_nanos == 0);
 }

@@ -695,6 +695,30 @@ TEST_CASE("tools: usage errors exit 2") {
   CHECK(out.err.find("no/such/dir/out.jsonl") != std::string::npos);
 }
 
+// The acks file's rounds: an acknowledgement that two later rounds of its
+// run covered was kept by the log, and losing it fails even with --allow-loss.
+TEST_CASE("stress --check: a lost ack is allowed only while fewer than two later rounds of its run covered it") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log");
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  const auto check = [&](const std::string& acks) {
+    const std::string path = tmp.file("acks");
+    std::ofstream(path, std::ios::trunc) << acks;
+    return run_cli({"stress", "--check", "--dir", dir, "--acks", path, "--allow-loss"});
+  };
+  // s 0 and 1 were acknowledged at round 1, the run went on to round 2: not yet kept.
+  const auto unkept = check("run\n0 0 1\n0 1 1\n1 0 2\nrun\n0 0 0\n");
+  CHECK(unkept.exit_code == 0);
+  CHECK(unkept.out.find(" lost_kept=0 ") != std::string::npos);
+  // Round 3 came: s 0 and 1 were kept, and lost.
+  const auto kept = check("run\n0 0 1\n0 1 1\n0 2 2\n1 0 3\nrun\n0 0 0\n");
+  CHECK(kept.exit_code == 1);
+  CHECK(kept.out.find(" lost_kept=2 ") != std::string::npos);
+  // Rounds of another run say nothing about this one's acks.
+  const auto other_run = check("run\n0 0 1\nrun\n1 0 5\n");
+  CHECK(other_run.exit_code == 0);
+}
+
 TEST_CASE("file modes: every file tail, replay, stress and bench create is the owner's alone whatever the umask") {
   TempDir dir, tmp;
   write_log(dir.path(), 50);

@@ -11,7 +11,12 @@
 namespace commitlog::tools {
 namespace {
 
-enum Phase : int { kWarmup, kMeasure, kStop };
+// kPause parks every producer between two appends, so that the engine's
+// counters are read while no append is in flight: an op counts when it
+// starts in kMeasure, and every op counted has ended (its threads joined)
+// before the counters are read again. So each sync an append makes is
+// counted exactly when its op is.
+enum Phase : int { kWarmup, kPause, kMeasure, kStop };
 
 uint64_t mix(uint64_t x) {  // splitmix64
   x += 0x9e3779b97f4a7c15ULL;
@@ -34,15 +39,30 @@ struct Shared {
   bool yield_after_append = false;
   std::atomic<int> phase{kWarmup};
   std::atomic<uint64_t> started{0};
+  std::atomic<uint64_t> parked{0};  // producers waiting out kPause
+  std::atomic<uint64_t> ended{0};   // producers that returned (kStop or an error)
   std::atomic<uint64_t> errors{0};
   std::mutex error_mu;
   std::string first_error;  // guarded by error_mu
 };
 
-void produce(Shared& shared, ThreadTally& tally, uint64_t producer) {
-  shared.started.fetch_add(1);
+// Polls: a parked fiber must let the other fibers of its thread reach the
+// pause too, and the pause lasts about one append.
+int wait_out_pause(Shared& shared) {
+  shared.parked.fetch_add(1);
+  int phase;
+  while ((phase = shared.phase.load()) == kPause) {
+    boost::this_fiber::sleep_for(std::chrono::microseconds(100));
+  }
+  return phase;
+}
+
+void produce_appends(Shared& shared, ThreadTally& tally, uint64_t producer) {
   const uint64_t pool = shared.payloads.size();
-  for (uint64_t seq = 0; shared.phase.load(std::memory_order_relaxed) != kStop; ++seq) {
+  for (uint64_t seq = 0;; ++seq) {
+    int phase = shared.phase.load();
+    if (phase == kPause) phase = wait_out_pause(shared);
+    if (phase == kStop) return;
     // Scattered, not in turn: producers walking the pool side by side would
     // put the same record into one flush again and again, and LZ4 would
     // find what a real workload does not have.
@@ -57,13 +77,19 @@ void produce(Shared& shared, ThreadTally& tally, uint64_t producer) {
       }
       return;
     }
-    if (shared.phase.load(std::memory_order_relaxed) == kMeasure) {
+    if (phase == kMeasure) {
       tally.latency.record(static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count()));
       ++tally.ops;
     }
     if (shared.yield_after_append) boost::this_fiber::yield();
   }
+}
+
+void produce(Shared& shared, ThreadTally& tally, uint64_t producer) {
+  shared.started.fetch_add(1);
+  produce_appends(shared, tally, producer);
+  shared.ended.fetch_add(1);
 }
 
 void run_thread(const PointSpec& spec, Shared& shared, ThreadTally& tally, int thread,
@@ -116,6 +142,10 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::this_thread::sleep_for(spec.warmup);
+  shared.phase.store(kPause);
+  while (shared.parked.load() + shared.ended.load() < producers) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
 
   const ProcessUsage usage_before = process_usage();
   const uint64_t syncs_before = e.syncs();
@@ -123,17 +153,16 @@ Result<PointResult> run_point(const PointSpec& spec, EngineSetup setup) {
   const auto begin = SteadyClock::now();
   shared.phase.store(kMeasure);
   std::this_thread::sleep_for(spec.duration);
-  const auto end = SteadyClock::now();
   shared.phase.store(kStop);
+  result.rss_bytes = resident_bytes();
+  for (auto& thread : threads) thread.join();
+  const auto end = SteadyClock::now();
   result.usage = process_usage() - usage_before;
   result.syncs = e.syncs() - syncs_before;
   const FlushedBytes flushed_after = e.flushed_bytes();
   result.flushed = {flushed_after.image - flushed_before.image,
                     flushed_after.file - flushed_before.file};
-  result.rss_bytes = resident_bytes();
   result.seconds = std::chrono::duration<double>(end - begin).count();
-
-  for (auto& thread : threads) thread.join();
   for (const auto& tally : tallies) {
     result.latency.merge(tally->latency);
     result.ops += tally->ops;

@@ -9,9 +9,10 @@
 //     Refuses a DIR holding anything but a log. Replays DIR if it holds a
 //     log (strict: only each run's torn tail may be damaged), then appends
 //     from N threads x M fibers; producer P = t*M + f
-//     continues after its highest replayed S. After each acknowledged append
-//     it writes "<P> <S>\n" to FILE with one write(2), so the line survives a
-//     kill -9. Runs until killed, or for --duration seconds and then closes
+//     continues after its highest replayed S. It writes "run\n" to FILE,
+//     then after each acknowledged append "<P> <S> <R>\n" (R: the log's
+//     rounds so far, see stress_workload.h) with one write(2), so the line
+//     survives a kill -9. Runs until killed, or for --duration seconds and then closes
 //     the log. --rate paces the producers (total appends per second; default
 //     0, as fast as the policy lets them). --wait says when an append is
 //     acknowledged: as the policy says (the default), once durable under any
@@ -157,7 +158,11 @@ int replay_failure(const char* who, const LogScan& scan) {
 class Driver {
  public:
   Driver(CommitLog& log, const StressArgs& args, int ack_fd, std::vector<uint64_t> next)
-      : log_(log), args_(args), ack_fd_(ack_fd), next_(std::move(next)) {
+      : log_(log),
+        args_(args),
+        ack_fd_(ack_fd),
+        next_(std::move(next)),
+        seals_kept_(log.metrics().disk_access_mode == "mmap") {
     if (args.duration > 0) {
       deadline_ = SteadyClock::now() + std::chrono::duration_cast<Duration>(
                                            std::chrono::duration<double>(args.duration));
@@ -204,8 +209,8 @@ class Driver {
         if (!durable.ok()) return fail(fmt::format("producer {} s {}: wait_durable", p, s), durable);
       }
       if (ack_fd_ >= 0) {
-        char line[48];
-        const auto end = fmt::format_to_n(line, sizeof(line), "{} {}\n", p, s).out;
+        char line[72];
+        const auto end = fmt::format_to_n(line, sizeof(line), "{} {} {}\n", p, s, kept_rounds()).out;
         Status written = write_all(ack_fd_, std::string_view(line, static_cast<size_t>(end - line)));
         if (!written.ok()) return fail(args_.acks, written);
       }
@@ -223,6 +228,15 @@ class Driver {
     }
   }
 
+  // The log's rounds so far that put what they cover where a kill -9 cannot
+  // take it: flushes, and with mapped segments the seals too (their markers
+  // are in the page cache). Read after an append returned, so the second
+  // round after it covers that append (stress_workload.h).
+  uint64_t kept_rounds() const {
+    const CommitLogStats stats = log_.stats();
+    return stats.flushes + (seals_kept_ ? stats.seals : 0);
+  }
+
   void fail(const std::string& what, const Status& status) {
     std::lock_guard lock(mu_);
     if (error_.ok()) error_ = Status(status.code(), what + ": " + status.message());
@@ -233,6 +247,7 @@ class Driver {
   const StressArgs& args_;
   const int ack_fd_;
   const std::vector<uint64_t> next_;
+  const bool seals_kept_;
   AppendWait wait_ = AppendWait::kPolicy;
   std::optional<TimePoint> deadline_;
   Duration interval_{};  // between one producer's appends; zero: no pacing
@@ -273,9 +288,9 @@ int run_driver(const StressArgs& args) {
     return kExitUsage;
   }
   say("stress: start replayed={} producers={} segments={} torn_tail_bytes={} newest_us={} acks={} lost_acks={}"
-      " repaired_ack_bytes={}\n",
+      " lost_kept={} repaired_ack_bytes={}\n",
       scan.replay.mutations, scan.producers(), scan.replay.segments, scan.replay.torn_tail_bytes, scan.newest_us,
-      acks.acks, acks.lost_at_end, repaired);
+      acks.acks, acks.lost_at_end, acks.lost_kept, repaired);
   if (acks.lost_at_end > 0) print_problems(acks.problems);
 
   auto log = CommitLog::open(*options);
@@ -288,6 +303,14 @@ int run_driver(const StressArgs& args) {
     ack_fd = ::open(args.acks.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (ack_fd < 0) {
       fmt::print(stderr, "commitlog stress: {}\n", Status::from_errno(errno, args.acks).to_string());
+      return kExitUsage;
+    }
+  }
+  if (ack_fd >= 0) {
+    const Status written = write_all(ack_fd, "run\n");
+    if (!written.ok()) {
+      fmt::print(stderr, "commitlog stress: {}\n", written.to_string());
+      ::close(ack_fd);
       return kExitUsage;
     }
   }
@@ -334,11 +357,11 @@ int run_check(const StressArgs& args) {
   print_problems(scan.problems);
   print_problems(acks.problems);
   if (acks.torn_last_line) fmt::print(stderr, "note: the acks file ends inside a line; that line is ignored\n");
-  const bool ok = scan.clean() && (args.allow_loss || acks.lost() == 0);
+  const bool ok = scan.clean() && acks.lost_kept == 0 && (args.allow_loss || acks.lost() == 0);
   say("stress check: {} replayed={} producers={} acks={} lost={} lost_at_kills={} lost_at_end={} loss_events={}"
-      " max_lost_per_event={} mismatches={} gaps={} duplicates={} segments={} torn_tail_bytes={}{}{}\n",
+      " max_lost_per_event={} lost_kept={} mismatches={} gaps={} duplicates={} segments={} torn_tail_bytes={}{}{}\n",
       ok ? "OK" : "FAILED", scan.replay.mutations, scan.producers(), acks.acks, acks.lost(), acks.lost_at_kills,
-      acks.lost_at_end, acks.loss_events, acks.max_lost_per_event, scan.mismatches, scan.gaps, scan.duplicates,
+      acks.lost_at_end, acks.loss_events, acks.max_lost_per_event, acks.lost_kept, scan.mismatches, scan.gaps, scan.duplicates,
       scan.replay.segments, scan.replay.torn_tail_bytes, args.allow_loss ? " (loss allowed)" : "",
       scan.replay.status.ok() ? "" : " replay=corruption");
   return ok ? kExitOk : kExitCorruption;

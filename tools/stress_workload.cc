@@ -171,20 +171,65 @@ LogScan scan_log(const std::string& dir, uint64_t max_size) {
   return scan;
 }
 
+// One run's acks with their rounds: which of them the log had kept by the
+// run's last ack line (see stress_workload.h).
+class RunRounds {
+ public:
+  void add(uint64_t p, uint64_t s, uint64_t rounds) {
+    max_rounds_ = std::max(max_rounds_, rounds);
+    if (p >= acks_.size()) acks_.resize(p + 1);
+    auto& by_rounds = acks_[p];  // one producer's rounds never go down
+    if (!by_rounds.empty() && by_rounds.back().first == rounds) {
+      by_rounds.back().second = s;
+    } else {
+      by_rounds.emplace_back(rounds, s);
+    }
+  }
+  // Ends the run: raises kept[P] + 1 to above each producer's last S kept.
+  void end(std::vector<uint64_t>& kept_below) {
+    for (uint64_t p = 0; p < acks_.size(); ++p) {
+      for (const auto& [rounds, s] : acks_[p]) {
+        if (rounds + 2 > max_rounds_) break;
+        if (p >= kept_below.size()) kept_below.resize(p + 1, 0);
+        kept_below[p] = std::max(kept_below[p], s + 1);
+      }
+    }
+    *this = {};
+  }
+
+ private:
+  uint64_t max_rounds_ = 0;
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> acks_;  // (rounds, last S) per producer
+};
+
 AckReport analyze_acks(const std::string& path, std::span<const uint64_t> next) {
   AckReport report;
   std::vector<AckedSet> acked;
-  auto loss = [&](uint64_t n) {
+  std::vector<uint64_t> kept_below;  // per producer: acks below this S were kept
+  RunRounds run;
+  // `lost` acks of producer `p` from S `from` on; those the log had kept count too.
+  auto loss = [&](uint64_t p, uint64_t from, uint64_t lost) {
     ++report.loss_events;
-    report.max_lost_per_event = std::max(report.max_lost_per_event, n);
+    report.max_lost_per_event = std::max(report.max_lost_per_event, lost);
+    const uint64_t kept = p < kept_below.size() ? kept_below[p] : 0;
+    if (kept <= from) return;
+    report.lost_kept += acked[p].count_from(from) - acked[p].count_from(kept);
+    note(report.problems, fmt::format("producer {}: acknowledged s {}..{} lost after two later rounds of the log",
+                                      p, from, kept - 1));
+    kept_below[p] = from;
   };
   report.status = for_each_line(path, report.torn_last_line, [&](std::string_view text, uint64_t line) {
-    uint64_t p = 0, s = 0;
+    if (text == "run") {
+      run.end(kept_below);
+      return Status{};
+    }
+    uint64_t p = 0, s = 0, rounds = 0;
     const std::string terminated = std::string(text) + '\n';
     std::string_view rest = terminated;
-    if (!read_field(rest, "", ' ', p) || !read_field(rest, "", '\n', s) || !rest.empty() || p >= kMaxProducers) {
-      return Status::invalid_argument(fmt::format("{}:{}: not an ack line \"<P> <S>\": \"{}\"", path, line,
-                                                  text.substr(0, 40)));
+    if (!read_field(rest, "", ' ', p) || !read_field(rest, "", ' ', s) || !read_field(rest, "", '\n', rounds) ||
+        !rest.empty() || p >= kMaxProducers) {
+      return Status::invalid_argument(fmt::format("{}:{}: not an ack line \"<P> <S> <R>\" or \"run\": \"{}\"",
+                                                  path, line, text.substr(0, 40)));
     }
     ++report.acks;
     if (p >= acked.size()) acked.resize(p + 1);
@@ -195,19 +240,21 @@ AckReport analyze_acks(const std::string& path, std::span<const uint64_t> next) 
       note(report.problems, fmt::format("producer {}: acknowledged s {}..{} lost at a kill ({} acks; seen at {}:{})",
                                         p, s, set.last(), lost, path, line));
       report.lost_at_kills += lost;
-      loss(lost);
+      loss(p, s, lost);
       set.erase_from(s);
     }
     set.add(s);
+    run.add(p, s, rounds);
     return Status{};
   });
+  run.end(kept_below);
   for (uint64_t p = 0; p < acked.size(); ++p) {
     const uint64_t replayed = p < next.size() ? next[p] : 0;
     if (const uint64_t lost = acked[p].count_from(replayed); lost > 0) {
       note(report.problems, fmt::format("producer {}: acknowledged s {}..{} not in the log ({} acks)", p,
                                         replayed, acked[p].last(), lost));
       report.lost_at_end += lost;
-      loss(lost);
+      loss(p, replayed, lost);
     }
   }
   return report;

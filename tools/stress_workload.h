@@ -10,8 +10,14 @@
 // producer's mutations are 0, 1, 2, ... with no gap and no duplicate, across
 // any number of killed and restarted runs.
 //
-// The acks file holds one line "<P> <S>\n" per acknowledgement, appended in
-// the order the acknowledgements happened. An acknowledged mutation that a
+// The acks file holds a line "run\n" as each run starts, and one line
+// "<P> <S> <R>\n" per acknowledgement, appended in the order the
+// acknowledgements happened. R is the count of the run's log rounds that put
+// what they cover beyond a kill -9 (flushes; with mapped segments seals too),
+// read after the append returned: round R + 1 may have been sealed before the
+// append, but round R + 2 started after it, so once any line of the run shows
+// R + 2, the log had kept that mutation, and a loss of it is a failure under
+// any policy (AckReport::lost_kept). An acknowledged mutation that a
 // later replay does not hold is lost; the next run then appends that S again,
 // so a producer's S going back in the acks file marks a loss at a kill.
 #pragma once
@@ -64,6 +70,7 @@ struct AckReport {
   uint64_t lost_at_end = 0;     // acknowledged and not in the log now
   uint64_t loss_events = 0;     // (producer, kill) pairs that lost something
   uint64_t max_lost_per_event = 0;
+  uint64_t lost_kept = 0;  // of the lost, those two later rounds had kept (never allowed)
   std::vector<std::string> problems;  // the first few losses, one line each
 
   uint64_t lost() const { return lost_at_kills + lost_at_end; }
