@@ -17,6 +17,7 @@
 #include "tests/support/file_modes.h"
 #include "tests/support/kv_process.h"
 #include "tests/support/run_process.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog::testing {
@@ -185,8 +186,11 @@ TEST_CASE("kv: --maxmemory-clients holds 40 clients each sending 15 MB of a 16 M
                           << std::stoull(memory.at("mem_clients_normal")) / (1 << 20) << " MiB");
   CHECK(std::stoull(memory.at("mem_clients_normal")) <= kBound);
   CHECK(std::stoi(stats.at("evicted_clients")) >= 30);
-  // The bound, plus one client's next growth in flight and the allocator's slack.
-  CHECK(peak - baseline <= kBound + (32u << 20));
+  // The bound, plus one client's next growth in flight and the allocator's
+  // slack. Under ASan the resident size says nothing about the bound: its
+  // quarantine keeps every freed buffer resident (256 MiB by default), so
+  // there the server's own count above is the check.
+  if (!kAddressSanitizer) CHECK(peak - baseline <= kBound + (32u << 20));
   CHECK(watcher.command({"PING"}).text == "PONG");
   CHECK(watcher.command({"SET", "small", "v"}).text == "OK");
   CHECK(server.alive());

@@ -33,6 +33,7 @@
 #include "segment/checksum.h"
 #include "tests/support/durable_policies.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/sanitizers.h"
 
 namespace commitlog {
 namespace {
@@ -46,17 +47,7 @@ constexpr uint32_t kThreadProducers = 2;  // producer 0 appends batches
 constexpr uint32_t kFiberProducers = 3;   // all on one thread
 constexpr uint32_t kProducers = kThreadProducers + kFiberProducers;
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kSanitizerDivisor = 5;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr int kSanitizerDivisor = 5;
-#else
-constexpr int kSanitizerDivisor = 1;
-#endif
-#else
-constexpr int kSanitizerDivisor = 1;
-#endif
+constexpr int kSanitizerDivisor = testing::kSanitizer ? 5 : 1;
 
 uint64_t mix(uint64_t x) {  // splitmix64
   x += 0x9e3779b97f4a7c15ULL;
