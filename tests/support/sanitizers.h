@@ -49,7 +49,8 @@ class UncheckedAccessScope {
   UncheckedAccessScope() { AnnotateIgnoreReadsBegin(__FILE__, __LINE__); }
   ~UncheckedAccessScope() { AnnotateIgnoreReadsEnd(__FILE__, __LINE__); }
 #else
-  UncheckedAccessScope() = default;
+  UncheckedAccessScope() {}   // user-provided, so a scope is never an "unused variable"
+  ~UncheckedAccessScope() {}
 #endif
   UncheckedAccessScope(const UncheckedAccessScope&) = delete;
   UncheckedAccessScope& operator=(const UncheckedAccessScope&) = delete;
