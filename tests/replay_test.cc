@@ -171,9 +171,11 @@ TEST_CASE("a bit flipped in each part of the format is detected") {
   SUBCASE("end marker of a finished segment") {
     TwoSegmentLog t;
     const auto bytes = read_file(t.first);
-    // The end marker is the last non-zero 16 bytes of the finished segment.
-    uint64_t end = bytes.size();
-    while (bytes[end - 1] == std::byte{0}) --end;
+    // The end marker is the last aligned word of all ones, followed by its checksum
+    // (whose own last bytes may be zero, so the last non-zero byte does not mark it).
+    uint64_t marker = bytes.size() - format::kMarkerSize;
+    while (load_u64(bytes.data() + marker) != format::kEndOfSegment) marker -= format::kAlignment;
+    const uint64_t end = marker + format::kMarkerSize;
     flip_bit(t.first, end - 2);
     auto strict = replay_all(t.dir.path());
     CHECK(strict.report.status.code() == ErrorCode::kCorruption);
