@@ -51,9 +51,12 @@ void SyncThread::request_sync() { wake(kSyncAsked | kPoked, State::kUntilPlan); 
 
 // A sleep until a planned time ends by itself at that time and plans again,
 // with this waiter counted: ending it now would only make the same plan
-// (under a hold or a group window, once per arriving producer). A policy
-// that wants an earlier end asks with kRequestSyncAndWait.
-void SyncThread::notify_waiter() { wake(kPoked, State::kIdle); }
+// (under a hold or a group window, once per arriving producer). Nor does a
+// waiter that came while the thread planned keep it from that sleep: with
+// producers arriving all the time, one always has, and the thread would
+// plan again and again through every hold, on a CPU the producers need. A
+// policy that wants an earlier end asks with kRequestSyncAndWait.
+void SyncThread::notify_waiter() { wake(kWaiter, State::kIdle); }
 
 void SyncThread::notify_switch() { wake(kSwitch, State::kUntilPlan); }
 
@@ -70,7 +73,7 @@ void SyncThread::run() {
   while (true) {
     // Taken before anything they ask for is looked at: one that comes later
     // keeps the thread from sleeping.
-    requests_.fetch_and(~uint32_t{kPoked | kCommitDone | kTimeMoved});
+    requests_.fetch_and(~uint32_t{kPoked | kWaiter | kCommitDone | kTimeMoved});
     pipeline_.collect(/*wait=*/false);
     const TimePoint now = clock_.now();
     const bool stopping = (requests_.load() & kStop) != 0;
@@ -156,7 +159,8 @@ void SyncThread::execute(const SyncPlan& plan) {
 // A request that ends this sleep and came before it keeps the thread awake.
 void SyncThread::sleep(State state, TimePoint until) {
   const uint32_t ends = state == State::kAwaitingCommit ? kCommitDone | kTimeMoved | kStop
-                                                        : ~uint32_t{kSyncAsked};
+                        : state == State::kUntilPlan   ? ~uint32_t{kSyncAsked | kWaiter}
+                                                       : ~uint32_t{kSyncAsked};
   state_.store(word(state));
   if ((requests_.load() & ends) == 0) {
     const bool timed = until != TimePoint::max();

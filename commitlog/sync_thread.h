@@ -70,18 +70,19 @@ class SyncThread {
                       // end, the clock moving, stop().
     kUntilPlan,       // until the plan's time. Out: that time, and everything that ends
                       // kAwaitingCommit, request_sync(), notify_switch(),
-                      // request_explicit_flush().
+                      // request_explicit_flush(); not notify_waiter().
     kIdle,            // nothing planned. Out: everything above, and notify_waiter().
   };
   // What wakers ask for: bits of requests_, set before the state is read.
   enum Request : uint32_t {
     kSyncAsked = 1,     // request_sync(); stays set until a flush is sealed
-    kPoked = 2,         // a producer asked or started waiting: plan again
+    kPoked = 2,         // a producer asked: plan again
     kSwitch = 4,        // notify_switch()
     kExplicit = 8,      // request_explicit_flush()
     kCommitDone = 16,   // an overlapped commit ended: collect it
     kTimeMoved = 32,    // a manual clock moved: read the time again
     kStop = 64,         // stop()
+    kWaiter = 128,      // a producer started waiting: plan again unless a time is planned
   };
 
   void run();

@@ -62,7 +62,7 @@ class AdaptivePolicy final : public SyncPolicy {
   // asks; the others just wait. (Asking costs two more stores to lines that
   // every producer and the sync thread share.)
   ProducerAction after_append(const ProducerView& v) const override {
-    const uint64_t count = arrivals_.count.fetch_add(1, std::memory_order_relaxed) + 1;
+    const uint64_t count = arrivals_.count.fetch_add(1) + 1;
     arrivals_.last_ns.store(v.now.time_since_epoch().count(), std::memory_order_relaxed);
     const uint64_t wake_at = arrivals_.wake_at.load();
     return wake_at != 0 && count >= wake_at ? ProducerAction::kRequestSyncAndWait
@@ -134,6 +134,12 @@ class AdaptivePolicy final : public SyncPolicy {
     if (at <= s.now) return flush_now(s, count, reason);
     holding_ = true;
     arrivals_.wake_at.store(wake_at);
+    // An arrival counted after `count` and before that store did not see
+    // wake_at and did not ask; if it was the one, the rule says flush now.
+    // (Its add comes before its load of wake_at, this store before this
+    // load: one of the two sees the other.)
+    const uint64_t now_count = arrivals_.count.load();
+    if (wake_at != 0 && now_count >= wake_at) return flush_now(s, now_count, reason);
     return {SyncPlan::Kind::kFlush, at, SyncReason::kAdaptive};
   }
 
