@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "commitlog/commit_log.h"
+#include "commitlog/policy_registry.h"
+#include "commitlog/sync_policy.h"
 #include "policies/builtin.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/manual_clock.h"
@@ -266,6 +268,62 @@ TEST_CASE("periodic: a marker about every marker interval between flushes") {
   }
   CHECK(log.flushes() == 2);
   CHECK(log.seals() == 18);
+}
+
+// A policy that holds every flush an hour after the last one, and stops its
+// first plan with a producer waiting at a gate the test opens.
+struct GatedPlans {
+  std::atomic<int> plans{0};
+  std::atomic<bool> at_gate{false};
+  std::atomic<bool> open{false};
+};
+GatedPlans gated;
+
+class GatedHoldPolicy final : public SyncPolicy {
+ public:
+  std::string_view name() const override { return "test-gated-hold"; }
+  ProducerAction after_append(const ProducerView&) const override {
+    return ProducerAction::kWaitDurable;
+  }
+  SyncPlan plan(const SyncState& s) override {
+    if (!s.has_unflushed || s.waiting_producers == 0) return {};
+    if (gated.plans.fetch_add(1) == 0) {
+      gated.at_gate = true;
+      while (!gated.open) std::this_thread::yield();
+    }
+    return {SyncPlan::Kind::kFlush, s.last_flush_finished + std::chrono::hours(1),
+            SyncReason::kWindow};
+  }
+};
+
+TEST_CASE("a producer that starts waiting while a hold is planned does not make the thread plan it again") {
+  static const bool registered =
+      PolicyRegistry::global()
+          .add("test-gated-hold",
+               [](const PolicySettings&) -> Result<std::unique_ptr<SyncPolicy>> {
+                 return std::unique_ptr<SyncPolicy>(new GatedHoldPolicy);
+               })
+          .ok();
+  REQUIRE(registered);
+  PolicyLog log("test-gated-hold");
+  Producer first(log, 1);
+  REQUIRE(eventually([&] { return gated.at_gate.load(); }));
+  Producer second(log, 1);
+  REQUIRE(eventually([&] { return log.waiting() == 2; }));
+  // Past the second waiter's notice to the sync thread, which follows its count.
+  const auto margin = std::chrono::steady_clock::now() + milliseconds(20);
+  while (std::chrono::steady_clock::now() < margin) std::this_thread::yield();
+  const TimePoint hold_end = log.clock.now() + std::chrono::hours(1);
+  gated.open = true;
+  // The thread sleeps until the planned time, announced once it is asleep;
+  // planning again would have come before that sleep.
+  REQUIRE(log.clock.await_sleep_until(hold_end));
+  CHECK(gated.plans == 1);
+  CHECK(log.flushes() == 0);
+  log.clock.advance(std::chrono::hours(1));
+  first.join();
+  second.join();
+  CHECK(log.flushes() == 1);
 }
 
 TEST_CASE("the registry lists the built-ins, refuses duplicates and unknown names") {
