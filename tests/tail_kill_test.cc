@@ -6,6 +6,8 @@
 // what the files prove durable. Its output, all runs concatenated, must be
 // exactly `commitlog replay` of the final log, and `stress --check` must find
 // every acknowledged mutation in that log.
+#include <doctest/doctest.h>
+#include <fmt/core.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -18,9 +20,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <doctest/doctest.h>
-#include <fmt/core.h>
 
 #include "commitlog/commit_log.h"
 #include "commitlog/file_system.h"
@@ -44,7 +43,9 @@ size_t segments_in(const std::string& dir) {
   return files.ok() ? files->size() : 0;
 }
 
-size_t lines_of(const std::string& text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+size_t lines_of(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
 
 // Where the tail's lines and replay's part, without printing thousands of lines.
 std::string first_difference(const std::string& tailed, const std::string& replayed) {
@@ -54,8 +55,8 @@ std::string first_difference(const std::string& tailed, const std::string& repla
   auto excerpt = [&](const std::string& text) {
     return text.substr(begin, std::min<size_t>(120, text.find('\n', begin) - begin));
   };
-  return fmt::format("line {} differs: tail '{}', replay '{}'", lines_of(tailed.substr(0, begin)) + 1,
-                     excerpt(tailed), excerpt(replayed));
+  return fmt::format("line {} differs: tail '{}', replay '{}'",
+                     lines_of(tailed.substr(0, begin)) + 1, excerpt(tailed), excerpt(replayed));
 }
 
 // Waits up to `limit` for `done`, checking every few milliseconds.
@@ -71,13 +72,14 @@ bool wait_for(Done done, std::chrono::seconds limit) {
 
 // The lines of `text` in [from, the end of its last whole line) that lie at
 // or past their segment's bound; moves `from` to that end.
-size_t lines_beyond(const std::string& text, size_t& from, const std::map<uint64_t, uint64_t>& bounds,
-                    std::string& first) {
+size_t lines_beyond(const std::string& text, size_t& from,
+                    const std::map<uint64_t, uint64_t>& bounds, std::string& first) {
   const size_t end = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
   size_t beyond = 0;
   for (size_t at = from; at < end; at = text.find('\n', at) + 1) {
     uint64_t segment = 0, offset = 0;
-    REQUIRE(std::sscanf(text.c_str() + at, "{\"segment\":%" SCNu64 ",\"offset\":%" SCNu64, &segment, &offset) == 2);
+    REQUIRE(std::sscanf(text.c_str() + at, "{\"segment\":%" SCNu64 ",\"offset\":%" SCNu64, &segment,
+                        &offset) == 2);
     const auto bound = bounds.find(segment);
     if (bound != bounds.end() && offset < bound->second) continue;
     if (beyond++ == 0) {
@@ -109,15 +111,17 @@ void tail_beside_killed_writer(const std::string& access_mode, bool lz4) {
     std::fclose(f);
   }
   const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", "1000"};
-  std::vector<std::string> writer = {COMMITLOG_CLI, "stress", "--config", config, "--policy", "batch",
-                                     "--segment-size", "16KiB", "--producers", "2", "--fibers", "4"};
+  std::vector<std::string> writer = {COMMITLOG_CLI, "stress", "--config",       config,
+                                     "--policy",    "batch",  "--segment-size", "16KiB",
+                                     "--producers", "2",      "--fibers",       "4"};
   writer.insert(writer.end(), workload.begin(), workload.end());
   std::vector<std::string> tail_outputs;
   auto start_tail = [&] {
     tail_outputs.push_back(tmp.file(fmt::format("tail-{}.jsonl", tail_outputs.size())));
-    const pid_t pid = testing::spawn({COMMITLOG_CLI, "tail", dir, "--follow", "--position-file", position, "--out",
-                                      tail_outputs.back(), "--poll-interval", "2"},
-                                     tail_outputs.back() + ".err");
+    const pid_t pid =
+        testing::spawn({COMMITLOG_CLI, "tail", dir, "--follow", "--position-file", position,
+                        "--out", tail_outputs.back(), "--poll-interval", "2"},
+                       tail_outputs.back() + ".err");
     REQUIRE(pid > 0);
     return pid;
   };
@@ -185,7 +189,8 @@ void tail_beside_killed_writer(const std::string& access_mode, bool lz4) {
 
   const testing::CliResult replay = testing::run_cli(COMMITLOG_CLI, {"replay", dir});
   REQUIRE(replay.exit_code == 0);
-  CHECK(wait_for([&] { return lines_of(tailed()) >= lines_of(replay.out); }, std::chrono::seconds(60)));
+  CHECK(wait_for([&] { return lines_of(tailed()) >= lines_of(replay.out); },
+                 std::chrono::seconds(60)));
   stop_tail(tail);
   const std::string all = tailed();
   CHECK(checked > 0);
@@ -200,23 +205,33 @@ void tail_beside_killed_writer(const std::string& access_mode, bool lz4) {
 }
 
 // One case per mode, so that ctest runs them side by side.
-TEST_CASE("tail kill: beside a writer killed -9, the tail writes out the final replay, durable when written: mmap") {
+TEST_CASE(
+    "tail kill: beside a writer killed -9, the tail writes out the final replay, durable when "
+    "written: mmap") {
   tail_beside_killed_writer("mmap", false);
 }
 
-TEST_CASE("tail kill: beside a writer killed -9, the tail writes out the final replay, durable when written: standard") {
+TEST_CASE(
+    "tail kill: beside a writer killed -9, the tail writes out the final replay, durable when "
+    "written: standard") {
   tail_beside_killed_writer("standard", false);
 }
 
-TEST_CASE("tail kill: beside a writer killed -9, the tail writes out the final replay, durable when written: direct") {
+TEST_CASE(
+    "tail kill: beside a writer killed -9, the tail writes out the final replay, durable when "
+    "written: direct") {
   tail_beside_killed_writer("direct", false);
 }
 
-TEST_CASE("tail kill: beside a writer killed -9, the tail writes out the final replay, durable when written: standard LZ4") {
+TEST_CASE(
+    "tail kill: beside a writer killed -9, the tail writes out the final replay, durable when "
+    "written: standard LZ4") {
   tail_beside_killed_writer("standard", true);
 }
 
-TEST_CASE("tail kill: beside a writer killed -9, the tail writes out the final replay, durable when written: direct LZ4") {
+TEST_CASE(
+    "tail kill: beside a writer killed -9, the tail writes out the final replay, durable when "
+    "written: direct LZ4") {
   tail_beside_killed_writer("direct", true);
 }
 

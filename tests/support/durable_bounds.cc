@@ -56,8 +56,9 @@ std::map<uint64_t, uint64_t> durable_bounds(const std::string& dir) {
   }
   std::map<uint64_t, uint64_t> bounds;
   for (size_t i = 0; i < scanned.size(); ++i) {
-    const bool settled = std::any_of(scanned.begin() + static_cast<std::ptrdiff_t>(i) + 1, scanned.end(),
-                                     [](const Scanned& later) { return later.has_data || later.header.previous_id == 0; });
+    const bool settled = std::any_of(
+        scanned.begin() + static_cast<std::ptrdiff_t>(i) + 1, scanned.end(),
+        [](const Scanned& later) { return later.has_data || later.header.previous_id == 0; });
     bounds[scanned[i].id] = settled ? kAll : scanned[i].bound;
   }
   return bounds;
