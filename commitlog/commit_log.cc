@@ -58,6 +58,15 @@ struct CommitLog::Impl {
     return status;
   }
 
+  // By a producer about to wait for durability. A plain thread runs the flush
+  // itself when no round is running: that saves the two thread hand-offs of
+  // asking the sync thread and being woken by it. A fiber always asks: its
+  // scheduler thread must not block in a syscall.
+  void request_sync() {
+    if (DurableWaiters::caller_blocks_thread() && sync_thread->lead_flush()) return;
+    sync_thread->request_sync();
+  }
+
   Status apply_policy(uint64_t packed) {
     ProducerView view{clock.now(), waiters.last_flush_started()};
     switch (policy->after_append(view)) {
@@ -66,7 +75,7 @@ struct CommitLog::Impl {
       case ProducerAction::kWaitDurable:
         return wait_packed(packed, view.now);
       case ProducerAction::kRequestSyncAndWait:
-        sync_thread->request_sync();
+        request_sync();
         return wait_packed(packed, view.now);
       case ProducerAction::kWaitForSyncToCatchUp:
         do {
@@ -87,7 +96,7 @@ struct CommitLog::Impl {
   Status wait_durable(uint64_t packed) {
     if (waiters.durable(packed)) return {};
     const ProducerView view{clock.now(), waiters.last_flush_started()};
-    if (policy->after_append(view) != ProducerAction::kWaitDurable) sync_thread->request_sync();
+    if (policy->after_append(view) != ProducerAction::kWaitDurable) request_sync();
     return wait_packed(packed, view.now);
   }
 
@@ -323,6 +332,7 @@ MetricsSnapshot CommitLog::metrics() const {
   m.segment_wait_nanos = s.segment_wait_nanos.load();
   m.seal_waits = c.seal_waits.load();
   m.seal_wait_nanos = c.seal_wait_nanos.load();
+  m.producer_flushes = c.led_flushes.load();
   const SpinCounters& spins = s.waiters.spin_counters();
   m.spins = spins.spins.load();
   m.spins_missed = spins.missed.load();

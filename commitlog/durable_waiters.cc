@@ -5,24 +5,22 @@
 #include <boost/fiber/context.hpp>
 
 namespace commitlog {
-namespace {
+
+bool DurableWaiters::caller_blocks_thread() {
+  return !boost::fibers::context::active()->is_context(boost::fibers::type::worker_context);
+}
 
 // A spawned fiber suspends on the fiber condition variable; a plain thread
 // (or a thread's main context) blocks in a futex wait. Boost 1.74's
 // condition variable guards its queue with a spinlock that never yields, so
 // plain threads contending for it burn their CPUs instead of sleeping.
-bool on_worker_fiber() {
-  return boost::fibers::context::active()->is_context(boost::fibers::type::worker_context);
-}
-
-}  // namespace
-
+//
 // The caller counts itself in waiting_ first. waiting_ is raised before the
 // last check, and advance() reads it after storing the watermark (both
 // seq_cst), so a wake-up cannot be missed.
 template <typename Predicate>
 void DurableWaiters::wait(Predicate ready) {
-  if (on_worker_fiber()) {
+  if (!caller_blocks_thread()) {
     std::unique_lock lock(mu_);
     wait_in_group(lock, ready);
   } else {

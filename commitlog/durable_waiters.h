@@ -59,6 +59,10 @@ class DurableWaiters {
   uint64_t durable_packed() const { return durable_.load(std::memory_order_acquire); }
   TimePoint last_flush_started() const;
 
+  // True unless the caller is a spawned Boost.Fiber fiber: a wait here blocks
+  // the caller's thread (a plain thread, or a thread's main context).
+  static bool caller_blocks_thread();
+
   // Blocks (the fiber, or the thread) until `packed` is durable or the log
   // failed. Returns the failure, if any. `on_waiting`, if given, runs once
   // the caller counts in waiting() and before it blocks: the place to wake

@@ -85,6 +85,7 @@ std::string to_json(const MetricsSnapshot& m) {
       {"commit_wait_nanos", m.commit_wait_nanos},
       {"seal_waits", m.seal_waits},
       {"seal_wait_nanos", m.seal_wait_nanos},
+      {"producer_flushes", m.producer_flushes},
       {"spins", m.spins},
       {"spins_missed", m.spins_missed},
       {"spin_nanos", m.spin_nanos},
@@ -134,6 +135,9 @@ std::string to_prometheus(const MetricsSnapshot& m) {
            m.seal_waits);
   e.single("seal_wait_seconds_total", "counter", "Time seals spent waiting for such entries.",
            seconds(m.seal_wait_nanos));
+  e.single("producer_flushes_total", "counter",
+           "Flushes a producer on a plain thread ran itself, finding none in flight.",
+           m.producer_flushes);
   e.single("spins_total", "counter",
            "Waits (a lone producer's, the sync thread's idle ones) that spun before sleeping.",
            m.spins);

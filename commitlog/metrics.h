@@ -48,6 +48,8 @@ struct MetricsSnapshot {
   uint64_t seal_waits = 0;                   // seals that waited for a producer still
                                              // writing its entry (preempted mid-copy)
   uint64_t seal_wait_nanos = 0;              // ... and how long
+  uint64_t producer_flushes = 0;             // flushes a plain-thread producer ran on its
+                                             // own thread, finding none in flight
   uint64_t spins = 0;                        // waits that spun before sleeping
                                              // (Options::spin_wait)
   uint64_t spins_missed = 0;                 // ... and slept after all

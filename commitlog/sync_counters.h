@@ -1,5 +1,6 @@
-// What the sync thread did, for CommitLog::stats() and metrics(). Written by
-// the sync thread only, read by anyone (relaxed atomics).
+// What the sync loop did, for CommitLog::stats() and metrics(). Written by
+// whoever runs a round (the sync thread, or a producer leading one: rounds
+// are serialized), read by anyone (relaxed atomics).
 #pragma once
 
 #include <algorithm>
@@ -14,6 +15,7 @@ namespace commitlog {
 
 struct SyncCounters {
   std::atomic<uint64_t> flushes{0};          // rounds that made data durable
+  std::atomic<uint64_t> led_flushes{0};      // ... run on a producer's thread (lead_flush)
   std::atomic<uint64_t> seals{0};            // marker-only rounds
   std::atomic<uint64_t> flushed_entries{0};  // mutations made durable
   std::atomic<uint64_t> flush_nanos{0};      // time spent in flush rounds

@@ -70,6 +70,7 @@ void SyncThread::stop() {
 
 void SyncThread::run() {
   name_this_thread("cl-sync");
+  std::unique_lock round(round_mu_);
   while (true) {
     // Taken before anything they ask for is looked at: one that comes later
     // keeps the thread from sleeping.
@@ -99,14 +100,33 @@ void SyncThread::run() {
     }
     if (due && at <= now) continue;
     const bool idle = plan.kind == SyncPlan::Kind::kIdle || pipeline_.stopped();
-    if (pending_) {
-      sleep(State::kAwaitingCommit, at);
-    } else if (idle) {
-      sleep(State::kIdle, TimePoint::max());
-    } else {
-      sleep(State::kUntilPlan, at);
-    }
+    const State state = pending_ ? State::kAwaitingCommit : idle ? State::kIdle : State::kUntilPlan;
+    round.unlock();
+    sleep(state, state == State::kIdle ? TimePoint::max() : at);
+    round.lock();
   }
+}
+
+// The leader skips what only the thread needs between rounds: collecting an
+// overlapped commit (it leads only when none is in flight) and sleeping. It
+// leads only while the thread sleeps with nothing planned: a thread asleep
+// until a planned time is a policy holding a group open (adaptive), whose
+// producers then flush themselves one group early, at more CPU per append.
+// A plan that is not a flush due now is left to the thread, which the caller
+// then asks; the thread plans again when it wakes, as after any early wake-up.
+bool SyncThread::lead_flush() {
+  std::unique_lock round(round_mu_, std::try_to_lock);
+  if (!round.owns_lock() || state_.load() != word(State::kIdle) || pending_ ||
+      pipeline_.committing() || pipeline_.stopped()) {
+    return false;
+  }
+  if ((requests_.fetch_or(kSyncAsked) & kStop) != 0) return false;
+  const TimePoint now = clock_.now();
+  const SyncPlan plan = next_plan(now, /*stopping=*/false);
+  if (plan.kind != SyncPlan::Kind::kFlush || plan.at > now) return false;
+  counters_.led_flushes.fetch_add(1, std::memory_order_relaxed);
+  execute(plan);
+  return true;
 }
 
 SyncPlan SyncThread::next_plan(TimePoint now, bool stopping) {

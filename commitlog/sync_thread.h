@@ -12,6 +12,10 @@
 // That is the whole loop; how a flush is staged and committed, overlapped or
 // not, is flush_pipeline.h, and the waiting primitive is futex_word.h.
 //
+// A round may also run on a producer's own thread (lead_flush()): rounds
+// are serialized by one mutex, which the thread holds from waking to its next
+// sleep, so a round is the same code with the same state on either thread.
+//
 // A closed segment is always flushed at once, so nothing sealed in a later
 // segment becomes durable before it. On an error the pipeline applies the
 // commit failure policy; a stopped log plans nothing more.
@@ -21,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -43,6 +48,15 @@ class SyncThread {
   // A producer wants a flush soon (batch, adaptive): ends a sleep until a
   // planned time too, so the policy plans again at once.
   void request_sync();
+  // The same, from a producer that may block its thread (a plain thread, not
+  // a fiber), about to wait for its mutation: if the thread sleeps with
+  // nothing planned and no commit is in flight, the caller runs the round
+  // itself and, when the
+  // policy's plan is a flush due now, flushes on its own thread and returns
+  // true (LevelDB's and RocksDB's leader); its mutation is then durable
+  // unless the flush failed. Otherwise it returns false and the caller calls
+  // request_sync().
+  [[nodiscard]] bool lead_flush();
   // A producer started waiting for durability (call it once the producer
   // counts in DurableWaiters::waiting()): ends only an idle sleep; a sleep
   // until a planned time sees the waiter when it ends.
@@ -63,15 +77,17 @@ class SyncThread {
   // moves itself into a sleep; whoever ends one moves the state back to
   // kRunning and wakes it (wake()), or the sleep's time comes.
   enum class State : uint32_t {
-    kRunning,         // planning, sealing or flushing. In: the thread, woken or done
-                      // with a plan. Out: the thread, into one of the sleeps below.
+    kRunning,         // planning, sealing or flushing, or waiting for the round a
+                      // producer leads. In: the thread, woken or done with a plan.
+                      // Out: the thread, into one of the sleeps below.
     kAwaitingCommit,  // a due flush waits for the commit in flight to near its end
                       // (FlushPipeline::stage_point). Out: that time, the commit's
                       // end, the clock moving, stop().
     kUntilPlan,       // until the plan's time. Out: that time, and everything that ends
                       // kAwaitingCommit, request_sync(), notify_switch(),
                       // request_explicit_flush(); not notify_waiter().
-    kIdle,            // nothing planned. Out: everything above, and notify_waiter().
+    kIdle,            // nothing planned; a producer may run a round meanwhile
+                      // (lead_flush). Out: everything above, and notify_waiter().
   };
   // What wakers ask for: bits of requests_, set before the state is read.
   enum Request : uint32_t {
@@ -102,7 +118,9 @@ class SyncThread {
   SyncCounters counters_;
   std::atomic<uint32_t> requests_{0};  // Request bits
   FutexWord state_;                    // a State; every sleep waits on it
-  // Thread state.
+  // Held by whoever runs a round: the thread, but for its sleeps, or a
+  // producer in lead_flush(). Guards last_seal_, pending_ and pipeline_.
+  std::mutex round_mu_;
   TimePoint last_seal_;
   std::optional<SyncPlan> pending_;  // due, waiting for the stage point
   FlushPipeline pipeline_;

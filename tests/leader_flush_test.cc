@@ -1,0 +1,156 @@
+// A producer on a plain thread that finds no round of the sync loop running
+// runs the flush itself (SyncThread::lead_flush); one that finds a flush in
+// flight asks the sync thread and rides the next; a fiber always asks.
+//
+// Held syncs (FaultFileSystem::hold) keep a flush in flight while a test
+// looks at what a second producer does; time is a manual clock, so the sync
+// thread wakes only when asked.
+#include <doctest/doctest.h>
+
+#include <boost/fiber/fiber.hpp>
+#include <cerrno>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commitlog/commit_log.h"
+#include "tests/support/fault_file_system.h"
+#include "tests/support/log_files.h"
+#include "tests/support/manual_clock.h"
+#include "tests/support/thread_names.h"
+
+namespace commitlog {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CrashMode;
+using testing::FaultFileSystem;
+using testing::ManualClock;
+using testing::Op;
+
+constexpr char kDir[] = "/leader/commitlog";
+
+Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
+  Options o;
+  o.directory = kDir;
+  o.sync_policy = "batch";
+  o.clock = &clock;
+  o.segment_size = 1 << 20;
+  o.compression = lz4 ? Compression::kLz4 : Compression::kNone;
+  o.file_system = &fs;
+  return o;
+}
+
+std::unique_ptr<CommitLog> open_batch(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
+  auto opened = CommitLog::open(batch_options(fs, clock, lz4));
+  REQUIRE(opened.ok());
+  return std::move(*opened);
+}
+
+// A flush's sync: msync for plain segments, fdatasync for compressed ones.
+Op flush_sync(bool lz4) { return lz4 ? Op::kSync : Op::kSyncMapped; }
+
+uint64_t flushes(const CommitLog& log) { return log.stats().flushes; }
+uint64_t led(const CommitLog& log) { return log.metrics().producer_flushes; }
+
+bool await_waiting(const CommitLog& log, uint64_t producers) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (log.stats().producers_waiting < producers) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+uint64_t replayed_mutations(FaultFileSystem& fs) {
+  const testing::Replayed replayed = testing::replay_all(*fs.crash(CrashMode::kDrop, 1), kDir);
+  CHECK(replayed.report.status.ok());
+  return replayed.report.mutations;
+}
+
+TEST_CASE("leader: a thread that finds the sync thread asleep flushes on its own thread") {
+  for (const bool lz4 : {false, true}) {
+    CAPTURE(lz4);
+    FaultFileSystem fs;
+    ManualClock clock;
+    auto log = open_batch(fs, clock, lz4);
+    REQUIRE(testing::await_asleep("cl-sync"));
+    constexpr uint64_t kAppends = 20;
+    for (uint64_t i = 0; i < kAppends; ++i) {
+      REQUIRE(log->append(1, "mutation " + std::to_string(i)).ok());
+      // Each append's flush ran before it returned, on this thread: the
+      // sync thread, never asked, still sleeps.
+      CHECK(led(*log) == i + 1);
+      CHECK(flushes(*log) == i + 1);
+    }
+    fs.pull_plug();
+    log->close().ignore();
+    CHECK(replayed_mutations(fs) == kAppends);
+  }
+}
+
+TEST_CASE("leader: a thread that finds a flush in flight asks the sync thread and rides the next") {
+  for (const bool lz4 : {false, true}) {
+    CAPTURE(lz4);
+    FaultFileSystem fs;
+    ManualClock clock;
+    auto log = open_batch(fs, clock, lz4);
+    REQUIRE(testing::await_asleep("cl-sync"));
+    fs.hold(flush_sync(lz4));
+    auto leader = std::async(std::launch::async, [&] { return log->append(1, "leader").status(); });
+    REQUIRE(fs.await_held(flush_sync(lz4)));
+    CHECK(led(*log) == 1);
+    auto follower =
+        std::async(std::launch::async, [&] { return log->append(1, "follower").status(); });
+    REQUIRE(await_waiting(*log, 1));
+    CHECK(follower.wait_for(0s) != std::future_status::ready);
+    fs.release(flush_sync(lz4));
+    CHECK(leader.get().ok());
+    CHECK(follower.get().ok());
+    // The follower's flush was the sync thread's.
+    CHECK(led(*log) == 1);
+    CHECK(flushes(*log) == 2);
+    fs.pull_plug();
+    log->close().ignore();
+    CHECK(replayed_mutations(fs) == 2);
+  }
+}
+
+TEST_CASE("leader: a failed sync in a producer's flush fails that producer's append") {
+  FaultFileSystem fs;
+  ManualClock clock;
+  auto log = open_batch(fs, clock, /*lz4=*/false);
+  REQUIRE(testing::await_asleep("cl-sync"));
+  fs.inject(Op::kSyncMapped, EIO);
+  const Status failed = log->append(1, "lost").status();
+  CHECK(led(*log) == 1);
+  CHECK(failed.code() == ErrorCode::kIoError);
+  // commit_failure_policy stop: sticky.
+  CHECK_FALSE(log->append(1, "after").ok());
+}
+
+TEST_CASE("leader: a fiber never flushes on its scheduler thread") {
+  FaultFileSystem fs;
+  ManualClock clock;
+  auto log = open_batch(fs, clock, /*lz4=*/false);
+  constexpr int kFibers = 8, kEach = 5;
+  int acked = 0;
+  std::vector<boost::fibers::fiber> fibers;
+  for (int f = 0; f < kFibers; ++f) {
+    fibers.emplace_back([&, f] {
+      for (int i = 0; i < kEach; ++i) {
+        if (log->append(1, std::to_string(f) + "/" + std::to_string(i)).ok()) ++acked;
+      }
+    });
+  }
+  for (auto& fiber : fibers) fiber.join();
+  CHECK(acked == kFibers * kEach);
+  CHECK(flushes(*log) > 0);
+  CHECK(led(*log) == 0);
+}
+
+}  // namespace
+}  // namespace commitlog
