@@ -57,13 +57,17 @@ Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, cons
                                                             std::span<const std::byte> header) {
   auto file = fs.open(path, OpenMode::kReadWriteDirect);
   if (!file.ok()) return file.status();
-  std::memcpy(buffer.data(), header.data(), header.size());
   // Written past the page cache, so the size of the writes makes no folios.
+  // The zeros first, header bytes included, made durable, and only then the
+  // header's block (see segment_storage.h): a crash in between leaves zeros.
   const uint64_t size = (capacity + block_size - 1) / block_size * block_size;
   for (uint64_t at = 0; at < size; at += kPrewriteChunk) {
     const uint64_t n = std::min(kPrewriteChunk, size - at);
     CL_RETURN_IF_ERROR((*file)->write_at(at, {buffer.data() + at, n}));
   }
+  CL_RETURN_IF_ERROR((*file)->sync());
+  std::memcpy(buffer.data(), header.data(), header.size());
+  CL_RETURN_IF_ERROR((*file)->write_at(0, {buffer.data(), block_size}));
   CL_RETURN_IF_ERROR((*file)->sync());
   return std::unique_ptr<SegmentStorage>(new DirectStorage(std::move(file).value(), std::move(buffer), block_size));
 }

@@ -120,18 +120,25 @@ Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
     std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
     bool flush_groups, std::span<const std::byte> header);
 
-// Pre-writes `file` with the image (`header`, then zeros) to capacity bytes
-// in 4 KiB pwrites and syncs it; the image is `buffer`. Overwriting written
-// blocks spares each fdatasync the extent changes a fallocated file's first
-// writes make; 4 KiB writes keep the page cache from building large folios,
-// each of which a small write would dirty and an fdatasync write back whole.
+// The standard and direct storages pre-write the file with zeros to its
+// full size and sync it before they write the header, then sync again: a
+// plain segment is never shorter than its header's capacity (FORMAT.md), and
+// a crash (kill -9 or power loss) while a file is made leaves only zeros,
+// which replay takes for the unused leftover they are.
+//
+// Pre-writes `file` with zeros to capacity bytes in 4 KiB pwrites, syncs,
+// writes `header` and syncs; the image is `buffer` (zeroed). Overwriting
+// written blocks spares each fdatasync the extent changes a fallocated file's
+// first writes make; 4 KiB writes keep the page cache from building large
+// folios, each of which a small write would dirty and an fdatasync write
+// back whole.
 Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
                                                               uint64_t capacity,
                                                               std::span<const std::byte> header);
 // Opens `path` (an existing, empty file) for direct I/O, pre-writes it with
-// the image (`header`, then zeros) to capacity rounded up to
-// `block_size` and syncs it; the image is `buffer`. `block_size`: a power of
-// two from 4096 to kBufferAlignment (FileSystem::direct_io_block_size()).
+// zeros to capacity rounded up to `block_size`, syncs, writes the block
+// holding `header` and syncs; the image is `buffer` (zeroed). `block_size`:
+// a power of two from 4096 to kBufferAlignment (FileSystem::direct_io_block_size()).
 Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, const std::string& path,
                                                             PooledBuffer buffer, uint64_t capacity,
                                                             uint64_t block_size,

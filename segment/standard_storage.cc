@@ -27,11 +27,15 @@ class StandardStorage final : public PooledImageStorage {
 Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
                                                               uint64_t capacity,
                                                               std::span<const std::byte> header) {
-  std::memcpy(buffer.data(), header.data(), header.size());
+  // The zeros first, header bytes included, made durable, and only then the
+  // header (see segment_storage.h): a crash in between leaves zeros.
   for (uint64_t at = 0; at < capacity; at += kPrewriteChunk) {
     const uint64_t n = std::min(kPrewriteChunk, capacity - at);
     CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
   }
+  CL_RETURN_IF_ERROR(file->sync());
+  std::memcpy(buffer.data(), header.data(), header.size());
+  CL_RETURN_IF_ERROR(file->write_at(0, header));
   CL_RETURN_IF_ERROR(file->sync());
   return std::unique_ptr<SegmentStorage>(new StandardStorage(std::move(file), std::move(buffer)));
 }
