@@ -10,12 +10,24 @@ cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelW
   -DCOMMITLOG_BUILD_FUZZERS=ON -DCOMMITLOG_BUILD_TESTS=OFF -DCOMMITLOG_BUILD_TOOLS=OFF \
   -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" >/dev/null
 cmake --build build-fuzz -j2 --target fuzz_segment_reader fuzz_config fuzz_resp
+# The targets run side by side, so the stage takes FUZZ_SECONDS whatever the
+# number of cores; each prints its last lines when all are done.
+logs=$(mktemp -d)
+pids=()
 for target in segment_reader config resp; do
   kind=${target%_reader}
-  corpus=$(mktemp -d)
+  corpus="$logs/$kind"
+  mkdir "$corpus"
   cp tests/fuzz/seeds/"$kind"/* "$corpus"/
-  echo "fuzz_$target: ${seconds}s"
   build-fuzz/bin/fuzz_"$target" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-    -artifact_prefix=tests/fuzz/regressions/"$kind"/ "$corpus" 2>&1 | tail -n 3
-  rm -rf "$corpus"
+    -artifact_prefix=tests/fuzz/regressions/"$kind"/ "$corpus" >"$logs/$target.log" 2>&1 &
+  pids+=($!)
 done
+failed=0
+for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+for target in segment_reader config resp; do
+  echo "fuzz_$target: ${seconds}s"
+  tail -n 3 "$logs/$target.log"
+done
+rm -rf "$logs"
+exit "$failed"

@@ -64,7 +64,8 @@ TEST_CASE(
 }
 
 TEST_CASE("disk access mode: mmap with compression is refused at the key's line") {
-  auto config = load(std::string(kLz4) + "commitlog_disk_access_mode: mmap\n");
+  const std::string yaml = std::string(kLz4) += "commitlog_disk_access_mode: mmap\n";
+  auto config = load(yaml);
   REQUIRE_FALSE(config.ok());
   CHECK(config.status().message().starts_with(
       "t.yaml:3: commitlog_disk_access_mode: 'mmap' cannot write compressed"));
@@ -125,7 +126,7 @@ TEST_CASE("disk access mode: commitlog config prints the key, its value and the 
       testing::run_process("printf 'commitlog_disk_access_mode: auto\\n' > " + yaml).exit_code ==
       0);
   const testing::ProcessRun run =
-      testing::run_process(std::string(COMMITLOG_CLI) + " config " + yaml);
+      testing::run_process(std::string(COMMITLOG_CLI) += " config " + yaml);
   REQUIRE(run.exit_code == 0);
   const size_t at = run.out.find("commitlog_disk_access_mode");
   REQUIRE(at != std::string::npos);

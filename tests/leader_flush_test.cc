@@ -10,6 +10,7 @@
 #include <boost/fiber/fiber.hpp>
 #include <cerrno>
 #include <chrono>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -44,9 +45,23 @@ Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
   return o;
 }
 
+bool eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Opened, with the allocator's spare segment made (its syncs are not the ones
+// a test holds or fails: the first segment's directory sync and the spare's)
+// and the sync thread asleep with nothing planned.
 std::unique_ptr<CommitLog> open_batch(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
   auto opened = CommitLog::open(batch_options(fs, clock, lz4));
   REQUIRE(opened.ok());
+  REQUIRE(eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
+  REQUIRE(testing::await_asleep("cl-sync"));
   return std::move(*opened);
 }
 
@@ -57,12 +72,7 @@ uint64_t flushes(const CommitLog& log) { return log.stats().flushes; }
 uint64_t led(const CommitLog& log) { return log.metrics().producer_flushes; }
 
 bool await_waiting(const CommitLog& log, uint64_t producers) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (log.stats().producers_waiting < producers) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
+  return eventually([&] { return log.stats().producers_waiting >= producers; });
 }
 
 uint64_t replayed_mutations(FaultFileSystem& fs) {
@@ -77,7 +87,6 @@ TEST_CASE("leader: a thread that finds the sync thread asleep flushes on its own
     FaultFileSystem fs;
     ManualClock clock;
     auto log = open_batch(fs, clock, lz4);
-    REQUIRE(testing::await_asleep("cl-sync"));
     constexpr uint64_t kAppends = 20;
     for (uint64_t i = 0; i < kAppends; ++i) {
       REQUIRE(log->append(1, "mutation " + std::to_string(i)).ok());
@@ -98,7 +107,6 @@ TEST_CASE("leader: a thread that finds a flush in flight asks the sync thread an
     FaultFileSystem fs;
     ManualClock clock;
     auto log = open_batch(fs, clock, lz4);
-    REQUIRE(testing::await_asleep("cl-sync"));
     fs.hold(flush_sync(lz4));
     auto leader = std::async(std::launch::async, [&] { return log->append(1, "leader").status(); });
     REQUIRE(fs.await_held(flush_sync(lz4)));
@@ -123,7 +131,6 @@ TEST_CASE("leader: a failed sync in a producer's flush fails that producer's app
   FaultFileSystem fs;
   ManualClock clock;
   auto log = open_batch(fs, clock, /*lz4=*/false);
-  REQUIRE(testing::await_asleep("cl-sync"));
   fs.inject(Op::kSyncMapped, EIO);
   const Status failed = log->append(1, "lost").status();
   CHECK(led(*log) == 1);
