@@ -114,10 +114,14 @@ void SyncThread::run() {
 // producers then flush themselves one group early, at more CPU per append.
 // A plan that is not a flush due now is left to the thread, which the caller
 // then asks; the thread plans again when it wakes, as after any early wake-up.
+// The state is read before the mutex is tried, so that producers finding the
+// thread busy (all of them, under load) touch no shared line but the state's;
+// and again once it is held. An idle thread has no pending plan.
 bool SyncThread::lead_flush() {
+  if (state_.load() != word(State::kIdle)) return false;
   std::unique_lock round(round_mu_, std::try_to_lock);
-  if (!round.owns_lock() || state_.load() != word(State::kIdle) || pending_ ||
-      pipeline_.committing() || pipeline_.stopped()) {
+  if (!round.owns_lock() || state_.load() != word(State::kIdle) || pipeline_.committing() ||
+      pipeline_.stopped()) {
     return false;
   }
   if ((requests_.fetch_or(kSyncAsked) & kStop) != 0) return false;

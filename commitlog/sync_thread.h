@@ -51,11 +51,10 @@ class SyncThread {
   // The same, from a producer that may block its thread (a plain thread, not
   // a fiber), about to wait for its mutation: if the thread sleeps with
   // nothing planned and no commit is in flight, the caller runs the round
-  // itself and, when the
-  // policy's plan is a flush due now, flushes on its own thread and returns
-  // true (LevelDB's and RocksDB's leader); its mutation is then durable
-  // unless the flush failed. Otherwise it returns false and the caller calls
-  // request_sync().
+  // itself and, when the policy's plan is a flush due now, flushes on its own
+  // thread and returns true (LevelDB's and RocksDB's leader); its mutation is
+  // then durable unless the flush failed. Otherwise it returns false and the
+  // caller calls request_sync().
   [[nodiscard]] bool lead_flush();
   // A producer started waiting for durability (call it once the producer
   // counts in DurableWaiters::waiting()): ends only an idle sleep; a sleep
