@@ -10,7 +10,6 @@
 #include <boost/fiber/fiber.hpp>
 #include <cerrno>
 #include <chrono>
-#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "commitlog/commit_log.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/log_files.h"
 #include "tests/support/manual_clock.h"
@@ -25,6 +25,7 @@
 
 namespace commitlog {
 namespace {
+using testing::eventually;
 
 using namespace std::chrono_literals;
 using testing::CrashMode;
@@ -43,15 +44,6 @@ Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
   o.compression = lz4 ? Compression::kLz4 : Compression::kNone;
   o.file_system = &fs;
   return o;
-}
-
-bool eventually(const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
 }
 
 // Opened, with the allocator's spare segment made (its syncs are not the ones

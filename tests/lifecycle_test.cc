@@ -17,11 +17,13 @@
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
 #include "segment/file_name.h"
+#include "tests/support/eventually.h"
 #include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
+using testing::eventually;
 
 using testing::replay_all;
 using testing::segment_files;
@@ -84,16 +86,6 @@ std::vector<uint64_t> ids(const std::string& dir) {
 
 // Polls `done` for up to 60 s (the lifecycle thread acts asynchronously; a
 // sanitizer build on a loaded machine can be very slow, and no speed is asserted).
-template <typename F>
-bool eventually(F done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
-
 TEST_CASE("lifecycle: discard deletes a fully clean segment and keeps a partially dirty one") {
   TempDir dir;
   auto log = open_log(small_log(dir.path()));

@@ -17,10 +17,12 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fault_file_system.h"
 
 namespace commitlog {
 namespace {
+using testing::eventually;
 
 using namespace std::chrono_literals;
 using testing::CrashMode;
@@ -142,14 +144,6 @@ Options gated_options(FileSystem& fs) {
   o.segment_size = 1 << 20;  // no segment switch in these tests
   o.file_system = &fs;
   return o;
-}
-
-bool eventually(const std::function<bool()>& condition) {
-  for (int i = 0; i < 10000; ++i) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(1ms);
-  }
-  return condition();
 }
 
 // Little redundancy, so that a section spans several 512-byte sectors.

@@ -17,11 +17,13 @@
 #include "commitlog/policy_registry.h"
 #include "commitlog/sync_policy.h"
 #include "policies/builtin.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/manual_clock.h"
 
 namespace commitlog {
 namespace {
+using testing::eventually;
 
 using std::chrono::milliseconds;
 using testing::FaultFileSystem;
@@ -29,16 +31,6 @@ using testing::ManualClock;
 using testing::Op;
 
 // Polls `done` (yielding, never sleeping) for at most 30 s of real time.
-template <typename F>
-bool eventually(F done) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
 struct PolicyLog {
   FaultFileSystem fs;
   ManualClock clock;

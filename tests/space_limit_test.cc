@@ -13,26 +13,18 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/space_throttle.h"
+#include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
+using testing::eventually;
 
 using namespace std::chrono_literals;
 using testing::TempDir;
 
 constexpr uint64_t kSegmentSize = 64 << 10;
 const std::string kPayload(1000, 'p');
-
-template <typename F>
-bool eventually(F done) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::sleep_for(2ms);
-  }
-  return true;
-}
 
 TEST_CASE("throttle: no delay below 90% of the limit, a growing delay up to the limit, a wait at it") {
   std::atomic<uint64_t> bytes{0};
