@@ -53,7 +53,13 @@ class SyncGate {
     if (!closed_) return;
     ++arrived_;
     cv_.notify_all();
-    cv_.wait(lock, [&] { return !closed_ || permits_ > 0; });
+    // Open after FaultFileSystem::kHoldLimit, failing the test: one that
+    // stopped at a REQUIRE while closed reports it instead of hanging.
+    if (!cv_.wait_for(lock, testing::FaultFileSystem::kHoldLimit,
+                      [&] { return !closed_ || permits_ > 0; })) {
+      closed_ = false;
+      FAIL_CHECK("the sync gate was never opened");
+    }
     if (closed_) --permits_;
   }
   // Waits (up to 10 s) until `n` syncs have arrived at the closed gate.

@@ -138,6 +138,11 @@ class FaultFileSystem final : public FileSystem {
   // flight while it checks what producers do meanwhile. await_held() waits
   // (on a condition, at most `limit` of real time) until `calls` calls of
   // `op` are blocked in it now; false if they never were.
+  // A call held for kHoldLimit of real time fails the running test and goes
+  // on, as does every call of `op` after it: a test that stops at a failed
+  // REQUIRE before its release() then reports that failure instead of
+  // hanging in the destructors that join its threads.
+  static constexpr std::chrono::seconds kHoldLimit{60};
   void hold(Op op);
   void release(Op op);
   bool await_held(Op op, size_t calls = 1,

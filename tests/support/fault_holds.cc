@@ -1,6 +1,8 @@
 // FaultFileSystem's held calls: a test keeps a sync in flight.
 #include "tests/support/fault_file_system.h"
 
+#include <doctest/doctest.h>
+
 namespace commitlog::testing {
 
 void FaultFileSystem::hold(Op op) {
@@ -28,7 +30,10 @@ void FaultFileSystem::wait_while_held(Op op) {
   if (!held_[i]) return;
   ++holding_[i];
   hold_cv_.notify_all();
-  hold_cv_.wait(lock, [&] { return !held_[i]; });
+  if (!hold_cv_.wait_for(lock, kHoldLimit, [&] { return !held_[i]; })) {
+    held_[i] = false;
+    FAIL_CHECK("a held " << op_name(op) << " call was never released");
+  }
   --holding_[i];
 }
 
