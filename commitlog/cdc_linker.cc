@@ -1,17 +1,11 @@
 #include "commitlog/cdc_linker.h"
 
 #include <algorithm>
-#include <cstdio>
+
+#include "commitlog/report.h"
+#include "segment/file_name.h"
 
 namespace commitlog {
-namespace {
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-}  // namespace
 
 CdcLinker::CdcLinker(FileSystem& fs, std::string dir, const CdcOptions& options, CdcSpace& space)
     : fs_(fs), dir_(std::move(dir)), options_(options), space_(space) {}
@@ -27,8 +21,8 @@ bool CdcLinker::link(const MappedSegment& segment, const std::string& name) {
     linked_.fetch_add(1);
     return true;
   }
-  std::fprintf(stderr, "commitlog: cdc: linking %s into %s failed: %s; its mutations are not captured\n",
-               segment.path().c_str(), dir_.c_str(), linked.to_string().c_str());
+  report("cdc: linking " + segment.path() + " into " + dir_ + " failed: " + linked.to_string() +
+         "; its mutations are not captured");
   failures_.fetch_add(1);
   space_.release(segment.id());
   return false;

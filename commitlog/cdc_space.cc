@@ -1,10 +1,10 @@
 #include "commitlog/cdc_space.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 
 #include "commitlog/cdc_writer.h"
+#include "commitlog/report.h"
 #include "segment/file_name.h"
 
 namespace commitlog {
@@ -12,7 +12,6 @@ namespace {
 
 constexpr uint64_t kDefaultCap = uint64_t{4096} << 20;
 
-void report(const std::string& line) { std::fprintf(stderr, "commitlog: cdc: %s\n", line.c_str()); }
 
 }  // namespace
 
@@ -54,7 +53,7 @@ uint64_t CdcSpace::size_of(const std::string& name) {
 void CdcSpace::measure() {
   auto names = fs_.list(dir_);
   if (!names.ok()) {
-    report("listing " + dir_ + " failed: " + names.status().to_string());
+    report("cdc: listing " + dir_ + " failed: " + names.status().to_string());
     failures_.fetch_add(1);
     return;
   }
@@ -85,18 +84,18 @@ void CdcSpace::measure() {
       Status status = fs_.remove(dir_ + "/" + entry.name);
       if (status.ok() && fs_.exists(dir_ + "/" + index)) status = fs_.remove(dir_ + "/" + index);
       if (!status.ok()) {
-        report("deleting " + entry.name + " from " + dir_ + " failed: " + status.to_string());
+        report("cdc: deleting " + entry.name + " from " + dir_ + " failed: " + status.to_string());
         failures_.fetch_add(1);
         continue;
       }
       removed = true;
       total -= std::min(total, entry.bytes + index_bytes);
       deleted_.fetch_add(1);
-      report("deleted " + entry.name + " and its index from " + dir_ + " to stay within cdc_total_space of " +
+      report("cdc: deleted " + entry.name + " and its index from " + dir_ + " to stay within cdc_total_space of " +
              std::to_string(total_space_) + " bytes (cdc_block_writes: false)");
     }
     if (removed) {
-      if (Status synced = fs_.sync_dir(dir_); !synced.ok()) report("syncing " + dir_ + " failed: " + synced.to_string());
+      if (Status synced = fs_.sync_dir(dir_); !synced.ok()) report("cdc: syncing " + dir_ + " failed: " + synced.to_string());
     }
   }
   raw_bytes_.store(total);

@@ -1,20 +1,13 @@
 #include "commitlog/cdc_writer.h"
 
-#include <cstdio>
+#include "commitlog/report.h"
 
 namespace commitlog {
-namespace {
-
-constexpr std::string_view kIndexSuffix = "_cdc.idx";
-
-void report(const std::string& line) { std::fprintf(stderr, "commitlog: cdc: %s\n", line.c_str()); }
-
-}  // namespace
 
 std::string cdc_index_name(const std::string& segment_name) {
   std::string stem = segment_name;
   if (stem.ends_with(".log")) stem.resize(stem.size() - 4);
-  return stem + std::string(kIndexSuffix);
+  return stem + std::string(kCdcIndexSuffix);
 }
 
 CdcWriter::CdcWriter(const Options& log)
@@ -82,7 +75,7 @@ void CdcWriter::run() {
     for (const auto& [id, update] : todo) write_index(update);
     if (!todo.empty()) {
       if (Status synced = log_.file_system->sync_dir(dir_); !synced.ok()) {
-        report("syncing " + dir_ + " failed: " + synced.to_string());
+        report("cdc: syncing " + dir_ + " failed: " + synced.to_string());
         failures_.fetch_add(1);
       }
     }
@@ -115,7 +108,7 @@ void CdcWriter::write_index(const CdcIndexUpdate& update) {
   }
   if (status.ok()) status = fs.rename(temp, path);
   if (!status.ok()) {
-    report("writing " + path + " failed: " + status.to_string());
+    report("cdc: writing " + path + " failed: " + status.to_string());
     failures_.fetch_add(1);
   }
 }

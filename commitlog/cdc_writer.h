@@ -29,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "commitlog/cdc_linker.h"
@@ -87,7 +88,8 @@ class CdcWriter final : public CommitObserver {
   std::thread thread_;
 };
 
-// `<segment name minus .log>_cdc.idx`.
+inline constexpr std::string_view kCdcIndexSuffix = "_cdc.idx";
+// `<segment name minus .log>_cdc.idx`; of a path, the index's path beside it.
 std::string cdc_index_name(const std::string& segment_name);
 
 }  // namespace commitlog

@@ -1,16 +1,18 @@
 #include "commitlog/failure_policy.h"
 
-#include <cstdio>
 #include <cstdlib>
+#include <string>
+
+#include "commitlog/report.h"
 
 namespace commitlog {
 
 bool apply_failure_policy(CommitFailurePolicy policy, const char* what, const Status& error,
                           DurableWaiters& waiters) {
-  std::fprintf(stderr, "commitlog: %s failed: %s\n", what, error.to_string().c_str());
+  report(std::string(what) + " failed: " + error.to_string());
   switch (policy) {
     case CommitFailurePolicy::kDie:
-      std::fprintf(stderr, "commitlog: commit_failure_policy is die: aborting\n");
+      report("commit_failure_policy is die: aborting");
       std::abort();
     case CommitFailurePolicy::kIgnore:
       // Documented as risking loss: the next sync may report success for

@@ -1,25 +1,19 @@
 #include "commitlog/segment_lifecycle.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <set>
 
+#include "commitlog/report.h"
 #include "commitlog/segment_tables.h"
 #include "commitlog/thread_name.h"
+#include "segment/file_name.h"
 #include "segment/format.h"
 
 namespace commitlog {
 namespace {
 
 constexpr Duration kFlushRequestRetry = std::chrono::seconds(1);
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-void report(const std::string& line) { std::fprintf(stderr, "commitlog: %s\n", line.c_str()); }
 
 }  // namespace
 

@@ -5,18 +5,13 @@
 #include <charconv>
 #include <optional>
 
+#include "commitlog/cdc_writer.h"
 #include "commitlog/segment_replay.h"
 #include "commitlog/tail_segment.h"
+#include "segment/file_name.h"
 
 namespace commitlog {
 namespace {
-
-constexpr std::string_view kIndexSuffix = "_cdc.idx";
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 struct Index {
   uint64_t offset = 0;
@@ -26,9 +21,7 @@ struct Index {
 // The idx file beside a segment in cdc_raw: "<offset>\n" and, once finished,
 // "COMPLETED\n". It is replaced by a rename, so it is read whole or not at all.
 std::optional<Index> read_index(FileSystem& fs, const SegmentFile& segment) {
-  std::string path = segment.path;
-  if (path.ends_with(".log")) path.resize(path.size() - 4);
-  path += kIndexSuffix;
+  const std::string path = cdc_index_name(segment.path);
   if (!fs.exists(path)) return std::nullopt;
   auto file = fs.open(path, OpenMode::kRead);
   if (!file.ok()) return std::nullopt;
@@ -122,7 +115,7 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     auto names = fs.list(s.dir);
     if (!names.ok()) return names.status();
     const bool cdc_raw = std::any_of(names->begin(), names->end(),
-                                     [](const std::string& n) { return n.ends_with(kIndexSuffix); });
+                                     [](const std::string& n) { return n.ends_with(kCdcIndexSuffix); });
     auto files = list_segment_files(fs, s.dir);
     if (!files.ok()) return files.status();
     const auto it = std::find_if(files->begin(), files->end(),

@@ -41,4 +41,9 @@ Result<std::optional<uint64_t>> parse_segment_file_name(std::string_view name) {
   return std::optional<uint64_t>(*id);
 }
 
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 }  // namespace commitlog

@@ -13,6 +13,9 @@ namespace commitlog {
 
 std::string segment_file_name(uint64_t id);
 
+// The last component of `path`: what follows its last '/', or all of it.
+std::string base_name(const std::string& path);
+
 // The id in a segment file's name. nullopt for a name that is not a
 // segment's (other files in a log directory are ignored); an
 // invalid-argument error naming `name` for one that has a segment's prefix

@@ -6,7 +6,7 @@
 namespace commitlog {
 namespace {
 
-constexpr uint64_t kPrewriteChunk = 4096;
+constexpr uint64_t kPrewritePage = 4096;
 
 // A payload on the direct route is copied into the image like any other: the
 // flush's pwrite copies it into the page cache, which a pwrite of its own
@@ -29,8 +29,8 @@ Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<Fi
                                                               std::span<const std::byte> header) {
   // The zeros first, header bytes included, made durable, and only then the
   // header (see segment_storage.h): a crash in between leaves zeros.
-  for (uint64_t at = 0; at < capacity; at += kPrewriteChunk) {
-    const uint64_t n = std::min(kPrewriteChunk, capacity - at);
+  for (uint64_t at = 0; at < capacity; at += kPrewritePage) {
+    const uint64_t n = std::min(kPrewritePage, capacity - at);
     CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
   }
   CL_RETURN_IF_ERROR(file->sync());

@@ -10,13 +10,6 @@ namespace {
 // clients that need no flush, which could otherwise hold it back forever.
 constexpr int kDrainPolls = 8;
 
-// A ThreadDurability is touched only by fibers and the dispatcher of one
-// thread, which never run at the same time: its condition variable needs no lock.
-struct NoLock {
-  void lock() {}
-  void unlock() {}
-};
-
 }  // namespace
 
 std::optional<TimePoint> RoundHold::until(TimePoint now, uint64_t waiting, Duration cap) const {
@@ -54,6 +47,7 @@ Status ThreadDurability::wait(Position position, uint64_t& released_by) {
     if (released_by == flushes_) hold_.note_return(SteadyClock::now());
     if (!wanted_ || *wanted_ < position) wanted_ = position;
     ++waiting_;
+    // Only this thread's fibers and its dispatcher touch a ThreadDurability.
     NoLock lock;
     durable_cv_.wait(lock, [&] { return covered(position); });
     --waiting_;

@@ -13,16 +13,6 @@
 #include <boost/fiber/operations.hpp>
 
 namespace commitlog::kv {
-namespace {
-
-// The lock a fiber condition variable asks for: a socket's waiter is only
-// touched by its own thread, whose fibers never run at the same time.
-struct NoLock {
-  void lock() {}
-  void unlock() {}
-};
-
-}  // namespace
 
 EpollScheduler& EpollScheduler::install() {
   EpollScheduler* installed = nullptr;

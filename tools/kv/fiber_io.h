@@ -45,6 +45,14 @@
 
 namespace commitlog::kv {
 
+// The lock a fiber condition variable (condition_variable_any) waits with
+// where only one thread's fibers touch the state it guards: they never run
+// at the same time, so nothing needs locking.
+struct NoLock {
+  void lock() {}
+  void unlock() {}
+};
+
 // What a fiber waiting for a socket waits on. Touched only by its thread.
 struct IoWaiter {
   bool readable = false;  // an edge since the last clear: EPOLLIN, hang-up or error

@@ -1,0 +1,11 @@
+#include "commitlog/report.h"
+
+#include <cstdio>
+
+namespace commitlog {
+
+void report(std::string_view line) {
+  std::fprintf(stderr, "commitlog: %.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+}  // namespace commitlog
