@@ -32,7 +32,7 @@ void FaultFileSystem::wait_while_held(Op op) {
   hold_cv_.notify_all();
   if (!hold_cv_.wait_for(lock, kHoldLimit, [&] { return !held_[i]; })) {
     held_[i] = false;
-    FAIL_CHECK("a held " << op_name(op) << " call was never released");
+    FAIL_CHECK("a held " << std::string(op_name(op)) << " call was never released");
   }
   --holding_[i];
 }
