@@ -159,11 +159,12 @@ TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins")
   CHECK(never.counters().spins.load() == 0);
 }
 
-// A lone producer on adaptive spins through each hand-off (on batch it would
-// run each flush itself, SyncThread::lead_flush, and never wait): on a manual clock
-// that nobody moves, no spin runs out however long the sync thread takes, so
-// every wait spins but the first (before any one-mutation flush) and none
-// misses. A wait that finds its flush already done does not count.
+// A lone producer on adaptive spins through the hand-offs (on batch it would
+// run each flush itself, SyncThread::lead_flush, and never wait): on a manual
+// clock that nobody moves, no spin runs out however long the sync thread
+// takes, so none misses. How many of its waits spin depends on how many find
+// their flush done by the time they would (a wait all the same, with no spin
+// and no sleep); the tests above pin down the choice itself.
 MetricsSnapshot lone_producer_run(Duration spin_wait) {
   testing::TempDir dir;
   ManualClock clock;
@@ -184,8 +185,8 @@ TEST_CASE("spin wait: a lone producer spins instead of sleeping, unless turned o
   const MetricsSnapshot spun = lone_producer_run(10ms);
   CHECK(spun.mutations_completed == 100);
   REQUIRE(spun.commit_waits > 1);
+  CHECK(spun.spins > 0);
   CHECK(spun.spins <= spun.commit_waits);
-  CHECK(spun.spins + 1 >= spun.commit_waits);
   CHECK(spun.spins_missed == 0);
   const MetricsSnapshot slept = lone_producer_run(Duration::zero());
   CHECK(slept.mutations_completed == 100);
