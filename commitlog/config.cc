@@ -20,12 +20,8 @@ namespace commitlog {
 namespace {
 
 using config::KeySpec;
+using config::line_of;
 using config::Setting;
-
-int line_of(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 0;
-}
 
 // What a load found wrong, in the order found; reported in line order.
 class Report final : public config::Problems {

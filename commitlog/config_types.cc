@@ -21,11 +21,6 @@ const char* type_name(const YAML::Node& node) {
   return "undefined";
 }
 
-int line_of(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 0;
-}
-
 // s's value when it is a scalar; else reports that `expected` was expected.
 std::optional<std::string> scalar(const Setting& s, std::string_view expected, Problems& problems) {
   if (s.value.IsScalar()) return s.value.Scalar();
@@ -124,6 +119,11 @@ void set_flow_style(YAML::Node node) {
 }
 
 }  // namespace
+
+int line_of(const YAML::Node& node) {
+  const YAML::Mark mark = node.Mark();
+  return mark.line >= 0 ? mark.line + 1 : 0;
+}
 
 std::string show(const YAML::Node& node) {
   if (node.IsScalar()) return node.Scalar();

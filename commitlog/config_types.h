@@ -23,6 +23,9 @@
 
 namespace commitlog::config {
 
+// The line of `node` in its file, from 1; 0 where yaml-cpp knows none.
+int line_of(const YAML::Node& node);
+
 // A top-level `key: value` of a file, as written. `value` is never null.
 struct Setting {
   std::string key;  // the entry's new or old name

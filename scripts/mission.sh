@@ -137,7 +137,12 @@ for w in $(seq 1 "$writers"); do
   pids+=($!)
 done
 
-# 2. kill -9 in the middle of it.
+# 2. kill -9 in the middle of it: $seconds after the first answered SET (on a
+# busy disk the first flushes can take a while), or after 10 s without one.
+for _ in $(seq 1 1000); do
+  grep -qx OK "$dir"/writer-*.out 2> /dev/null && break
+  sleep 0.01
+done
 sleep "$seconds"
 kill -9 "$server_pid"
 wait "$server_pid" 2> /dev/null || true

@@ -29,7 +29,7 @@ constexpr int kExitUsage = 2;
 // says otherwise; the library's own default, periodic, answers first.
 constexpr const char* kDefaultPolicy = "adaptive";
 
-struct Args {
+struct ServerArgs {
   std::string config;
   std::string policy;
   double snapshot_interval_s = 60;
@@ -51,7 +51,7 @@ void add_memory_option(CLI::App& app, const std::string& name, uint64_t* bytes,
       ->default_str(shown_default);
 }
 
-int run(const Args& args, commitlog::kv::ServerOptions options) {
+int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
   using namespace commitlog;
   options.log.sync_policy = kDefaultPolicy;
   options.policy_origin = "commitlog-kv's default";
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
 
   CLI::App app{"commitlog-kv: a Redis-protocol key-value server on the commit log"};
-  Args args;
+  ServerArgs args;
   commitlog::kv::ServerOptions options;
   app.set_version_flag("-V,--version", "commitlog-kv " COMMITLOG_VERSION);
   app.add_option("--config", args.config,
