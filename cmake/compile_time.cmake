@@ -16,9 +16,10 @@ endfunction()
 # time as one unit (a unity build), so that what a header costs beyond parsing
 # is paid once per batch: CLI11's above all, whose validators are objects that
 # every file including it constructs (seconds of code generation per file at
-# -O2). Names in a file's anonymous namespace must then be unique in its
-# target. The test files stay one unit each: each names its own fixtures
-# (kDir, Producer) as suits it.
+# -O2), and doctest's and the test helpers' templates once per batch. Names
+# in a file's anonymous namespace must then be unique in its target: a
+# helper two test files need lives in tests/support/, and a file's own
+# fixtures take names of their own.
 function(commitlog_compile_in_batches target)
   set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
 endfunction()

@@ -18,14 +18,13 @@
 namespace commitlog {
 namespace {
 
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::Op;
 
-constexpr char kDir[] = "/modes/commitlog";
-
 Options mode_options(FaultFileSystem& fs, DiskAccessMode mode, Compression compression = Compression::kNone) {
-  Options o = testing::batch_options(kDir, 64 << 10, compression, 4096);
+  Options o = testing::batch_options(kLogDir, 64 << 10, compression, 4096);
   o.disk_access_mode = mode;
   o.file_system = &fs;
   return o;
@@ -61,7 +60,7 @@ TEST_CASE("disk access modes: every mode, plain and LZ4, replays every mutation 
         }
         REQUIRE((*log)->close().ok());
       }
-      const testing::Replayed r = testing::replay_all(fs, kDir);
+      const testing::Replayed r = testing::replay_all(fs, kLogDir);
       CHECK_MESSAGE(r.report.status.ok(), r.report.status.to_string());
       CHECK(r.report.problems.empty());
       CHECK(r.payloads == written);
@@ -78,7 +77,7 @@ TEST_CASE("disk access modes: direct is refused where O_DIRECT is not, naming th
     CHECK(log.status().code() == ErrorCode::kNotSupported);
     CHECK_MESSAGE(log.status().message().starts_with("commitlog_disk_access_mode (direct): "),
                   log.status().to_string());
-    CHECK_MESSAGE(log.status().message().find(kDir) != std::string::npos, log.status().to_string());
+    CHECK_MESSAGE(log.status().message().find(kLogDir) != std::string::npos, log.status().to_string());
   }
 }
 
@@ -138,7 +137,7 @@ TEST_CASE("disk access modes: direct, a torn rewrite of a flush's last block kee
           CAPTURE(crash_mode);
           CAPTURE(seed);
           auto crashed = fs.crash(mode, seed);
-          const testing::Replayed r = testing::replay_all(*crashed, kDir);
+          const testing::Replayed r = testing::replay_all(*crashed, kLogDir);
           CHECK_MESSAGE(r.report.status.ok(), r.report.status.to_string());
           std::vector<std::string> expected = acked;
           if (r.payloads.size() == acked.size() + 1) expected.push_back(lost);

@@ -23,19 +23,14 @@
 namespace commitlog {
 namespace {
 
+using testing::write_text;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::TempDir;
 
-constexpr uint64_t kSegmentSize = 64 << 10;
+constexpr uint64_t kArchiveSegmentSize = 64 << 10;
 
-std::string payload(int i) { return fmt::format("m{} {}", i, std::string(1000, 'a' + i % 26)); }
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  REQUIRE(out.good());
-}
+std::string archive_payload(int i) { return fmt::format("m{} {}", i, std::string(1000, 'a' + i % 26)); }
 
 std::vector<std::string> names(const std::string& dir) {
   std::vector<std::string> out;
@@ -113,13 +108,13 @@ struct ArchivedLog {
                                "\nrestore_command=/bin/cp %from %to\nrestore_directories=" + archive + "\n");
     Options options;
     options.directory = live;
-    options.segment_size = kSegmentSize;
+    options.segment_size = kArchiveSegmentSize;
     options.archiving_properties = properties;
     auto log = CommitLog::open(options);
     REQUIRE_MESSAGE(log.ok(), log.status().to_string());
     Position last;
     for (int i = 0; i < 300; ++i) {
-      written.push_back(payload(i));
+      written.push_back(archive_payload(i));
       last = (*log)->append(1, written.back()).value();
     }
     REQUIRE((*log)->sync().ok());
@@ -249,7 +244,7 @@ TEST_CASE("archiving: power loss between archiving a segment and deleting it los
     std::atomic<bool> discarded{false};  // archiving waits for it, so no crash hits the writes
     Options options;
     options.directory = kLive;
-    options.segment_size = kSegmentSize;
+    options.segment_size = kArchiveSegmentSize;
     options.file_system = &crashing;
     options.archive_segment = [&](const std::string& path, const std::string& name) {
       while (!discarded.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -263,7 +258,7 @@ TEST_CASE("archiving: power loss between archiving a segment and deleting it los
       REQUIRE(log.ok());
       Position last;
       for (int i = 0; i < 300; ++i) {
-        written.push_back(payload(i));
+        written.push_back(archive_payload(i));
         last = (*log)->append(1, written.back()).value();
       }
       REQUIRE((*log)->sync().ok());  // every mutation is durable

@@ -21,15 +21,15 @@
 namespace commitlog {
 namespace {
 
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 
-constexpr char kDir[] = "/db/commitlog";
 constexpr char kRaw[] = "/db/cdc_raw";
 
 Options cdc_options(FaultFileSystem& fs) {
   Options o;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.file_system = &fs;
   o.sync_policy = "batch";
   o.segment_size = 16 << 10;
@@ -116,7 +116,7 @@ TEST_CASE("cdc: segments with CDC mutations are linked, their idx follows the du
     REQUIRE(p.ok());
     if (first_cdc == 0 && i == 0) first_cdc = p->segment;
   }
-  auto files = list_segment_files(fs, kDir);
+  auto files = list_segment_files(fs, kLogDir);
   REQUIRE(files.ok());
   const uint64_t first_id = files->front().id;
   // While the log is open the idx of the active segment trails its durable
@@ -229,7 +229,7 @@ TEST_CASE("cdc: over cdc_total_space without cdc_block_writes, the oldest files 
   // What is left is the newest segments, each with its idx.
   auto raw = list_segment_files(fs, kRaw);
   REQUIRE(raw.ok());
-  auto all = list_segment_files(fs, kDir);
+  auto all = list_segment_files(fs, kLogDir);
   REQUIRE(all.ok());
   REQUIRE_FALSE(raw->empty());
   CHECK(raw->back().id == all->back().id);

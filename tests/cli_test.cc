@@ -1,13 +1,13 @@
 // The face of both binaries: --version, an unknown or missing command, help
 // text, sizes in the yaml's syntax, and `commitlog config`'s --strict, --format
 // yaml and error lists, driven through the built binaries.
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <doctest/doctest.h>
 
 #include "commitlog/config.h"
+#include "tests/support/kv_process.h"
 #include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -21,11 +21,6 @@ Run run(const std::string& binary, const std::string& args, bool with_stderr = f
 }
 
 Run cli(const std::string& args, bool with_stderr = false) { return run(COMMITLOG_CLI, args, with_stderr); }
-
-std::string kv_binary() {
-  const std::string path = COMMITLOG_CLI;
-  return path.substr(0, path.rfind('/') + 1) + "commitlog-kv";
-}
 
 std::string write_file(const testing::TempDir& dir, const std::string& name, const std::string& text) {
   const std::string path = dir.file(name);
@@ -42,8 +37,8 @@ TEST_CASE("cli: --version and -V print the CMake project version") {
 }
 
 TEST_CASE("cli: commitlog-kv --version prints the CMake project version") {
-  if (!std::filesystem::exists(kv_binary())) return;  // built without the server
-  const Run r = run(kv_binary(), "--version");
+  if (testing::kv_missing()) return;  // built without the server
+  const Run r = run(testing::kv_binary(), "--version");
   CHECK(r.exit_code == 0);
   CHECK(r.out == "commitlog-kv " COMMITLOG_VERSION "\n");
 }

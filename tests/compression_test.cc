@@ -142,7 +142,7 @@ struct CompressedLog {
   }
 };
 
-void check_corruption(const std::string& dir, const std::string& kind, size_t total) {
+void check_compressed_corruption(const std::string& dir, const std::string& kind, size_t total) {
   auto strict = replay_all(dir);
   CHECK(strict.report.status.code() == ErrorCode::kCorruption);
   CHECK_MESSAGE(strict.report.status.message().find(kind) != std::string::npos, strict.report.status.message());
@@ -156,12 +156,12 @@ TEST_CASE("damage to compressed sections is detected and never crashes the decod
   SUBCASE("a bit flip in the compressed bytes") {
     CompressedLog log;
     flip_bit(log.first, format::kHeaderSize + format::kSectionHeaderSize + 10, 2);
-    check_corruption(log.dir.path(), "bad compressed section checksum", log.payloads.size());
+    check_compressed_corruption(log.dir.path(), "bad compressed section checksum", log.payloads.size());
   }
   SUBCASE("a bit flip in a section header") {
     CompressedLog log;
     flip_bit(log.first, format::kHeaderSize + format::kSectionStoredLength, 0);
-    check_corruption(log.dir.path(), "offset 64: bad compressed section header", log.payloads.size());
+    check_compressed_corruption(log.dir.path(), "offset 64: bad compressed section header", log.payloads.size());
   }
   SUBCASE("garbage that passes the stored checksum") {
     CompressedLog log;
@@ -174,7 +174,7 @@ TEST_CASE("damage to compressed sections is detected and never crashes the decod
     store_u64(header + format::kSectionHeaderChecksum,
               section_header_checksum(header, load_u64(bytes.data() + format::kHeaderIdOffset), format::kHeaderSize));
     write_file(log.first, bytes);
-    check_corruption(log.dir.path(), "does not decompress", log.payloads.size());
+    check_compressed_corruption(log.dir.path(), "does not decompress", log.payloads.size());
   }
   SUBCASE("a truncated section in an older segment is corruption") {
     CompressedLog log;

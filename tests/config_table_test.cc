@@ -16,6 +16,7 @@
 #include "commitlog/config_keys.h"
 #include "commitlog/config_render.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/load_config.h"
 #include "tests/support/temp_dir.h"
 
 #ifndef COMMITLOG_SOURCE_DIR
@@ -25,13 +26,7 @@
 namespace commitlog {
 namespace {
 
-LoadedConfig load_ok(const std::string& yaml) {
-  Result<LoadedConfig> config = load_config_string(yaml, "t.yaml");
-  INFO(yaml);
-  REQUIRE_MESSAGE(config.ok(), config.status().to_string());
-  return std::move(config).value();
-}
-
+using testing::load_ok;
 std::string load_failure(const std::string& yaml, const LoadOptions& load = {}) {
   Result<LoadedConfig> config = load_config_string(yaml, "t.yaml", load);
   INFO(yaml);

@@ -10,7 +10,8 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "commitlog/config_values.h"
-#include "tests/support/run_process.h"
+#include "tests/support/load_config.h"
+#include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 
 #ifndef COMMITLOG_SOURCE_DIR
@@ -20,18 +21,11 @@
 namespace commitlog {
 namespace {
 
+using testing::load_ok;
 using std::chrono::milliseconds;
 using std::chrono::microseconds;
 constexpr uint64_t kMiB = 1ull << 20;
 constexpr uint64_t kKiB = 1ull << 10;
-
-LoadedConfig load_ok(const std::string& yaml) {
-  Result<LoadedConfig> config = load_config_string(yaml, "t.yaml");
-  INFO(yaml);
-  INFO(config.status().to_string());
-  REQUIRE(config.ok());
-  return std::move(config).value();
-}
 
 // Loads `yaml` and checks that it fails with `code` and a message that starts
 // with t.yaml:<line>: and names `key`, `'value'` and `what`.
@@ -465,23 +459,17 @@ TEST_CASE("config: a file that cannot be read") {
 }
 
 #ifdef COMMITLOG_CLI
-// Runs the CLI; returns its exit code and stdout.
-std::pair<int, std::string> run_cli(const std::string& args) {
-  testing::ProcessRun run = testing::run_process(std::string(COMMITLOG_CLI) + " " + args + " 2>/dev/null");
-  return {run.exit_code, run.out};
-}
-
 TEST_CASE("config: the `commitlog config` subcommand") {
-  auto [code, text] = run_cli("config " COMMITLOG_SOURCE_DIR "/conf/commitlog.yaml");
-  CHECK(code == 0);
-  CHECK(text.find("commitlog_sync_period") != std::string::npos);
-  CHECK(text.find("commitlog.yaml:") != std::string::npos);
-  auto [json_code, json] = run_cli("config --format json " COMMITLOG_FIXTURES_DIR
-                                   "/cassandra-yaml/cassandra-5.x-trunk.yaml");
-  CHECK(json_code == 0);
-  CHECK(json.find("\"key\": \"commitlog_sync_period\"") != std::string::npos);
-  CHECK(json.find("\"note\": \"unlimited\"") != std::string::npos);
-  CHECK(run_cli("config /nonexistent/commitlog.yaml").first == 2);
+  const testing::CliResult text = testing::run_cli({"config", COMMITLOG_SOURCE_DIR "/conf/commitlog.yaml"});
+  CHECK(text.exit_code == 0);
+  CHECK(text.out.find("commitlog_sync_period") != std::string::npos);
+  CHECK(text.out.find("commitlog.yaml:") != std::string::npos);
+  const testing::CliResult json = testing::run_cli(
+      {"config", "--format", "json", COMMITLOG_FIXTURES_DIR "/cassandra-yaml/cassandra-5.x-trunk.yaml"});
+  CHECK(json.exit_code == 0);
+  CHECK(json.out.find("\"key\": \"commitlog_sync_period\"") != std::string::npos);
+  CHECK(json.out.find("\"note\": \"unlimited\"") != std::string::npos);
+  CHECK(testing::run_cli({"config", "/nonexistent/commitlog.yaml"}).exit_code == 2);
 }
 #endif
 

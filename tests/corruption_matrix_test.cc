@@ -40,14 +40,14 @@ using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 
-struct Written {
+struct WrittenEntry {
   Position position;
   std::string payload;
 };
 
 // A flush's sync section: where it starts (its marker, in the image of a
 // compressed segment), its bytes in a compressed file, and its entries.
-struct Section {
+struct MatrixSection {
   uint64_t marker = 0;
   uint64_t stored_at = 0, stored_end = 0;  // compressed only
   std::vector<size_t> entries;             // indexes into Log::written
@@ -56,14 +56,14 @@ struct Section {
 struct Segment {
   SegmentFile file;
   std::vector<size_t> entries;
-  std::vector<Section> sections;
+  std::vector<MatrixSection> sections;
   uint64_t data_end = 0;  // the end marker's offset (plain) or the file end of the last section
 };
 
 struct Log {
   TempDir dir;
   bool compressed = false;
-  std::vector<Written> written;
+  std::vector<WrittenEntry> written;
   std::vector<Segment> segments;
 };
 
@@ -119,7 +119,7 @@ void map_log(Log& log) {
       const size_t i = index.at({f.id, e.offset});
       s.entries.push_back(i);
       if (log.compressed) {
-        auto it = std::find_if(s.sections.rbegin(), s.sections.rend(), [&](const Section& c) { return c.marker < e.offset; });
+        auto it = std::find_if(s.sections.rbegin(), s.sections.rend(), [&](const MatrixSection& c) { return c.marker < e.offset; });
         REQUIRE(it != s.sections.rend());
         it->entries.push_back(i);
       } else {
@@ -156,7 +156,7 @@ std::set<size_t> all_of(const Segment& s) { return {s.entries.begin(), s.entries
 Expect zeroed_plain(const Log& log, const Segment& s, uint64_t from, uint64_t to) {
   Expect e{Verdict::kCorrupt, {s.file.id, UINT64_MAX}, {}};
   auto hit = [&](uint64_t a, uint64_t b) { return a < to && from < b; };
-  for (const Section& c : s.sections) {
+  for (const MatrixSection& c : s.sections) {
     if (hit(c.marker, c.marker + format::kMarkerSize)) {
       e.first.offset = std::min(e.first.offset, c.marker);
       e.lost.insert(c.entries.begin(), c.entries.end());
@@ -179,7 +179,7 @@ Expect zeroed_plain(const Log& log, const Segment& s, uint64_t from, uint64_t to
 // Compressed segments: every stored section the range touches loses its flush.
 Expect zeroed_compressed(const Segment& s, uint64_t from, uint64_t to) {
   Expect e{Verdict::kCorrupt, {s.file.id, UINT64_MAX}, {}};
-  for (const Section& c : s.sections) {
+  for (const MatrixSection& c : s.sections) {
     if (c.stored_at < to && from < c.stored_end) {
       e.first.offset = std::min(e.first.offset, c.marker);
       e.lost.insert(c.entries.begin(), c.entries.end());
@@ -198,7 +198,7 @@ void edit(const std::string& path, const std::function<void(std::vector<std::byt
 std::string path_for(const Log& log, uint64_t id) { return log.dir.file(fmt::format("CommitLog-1-{}.log", id)); }
 
 // A section in the middle of segment `s`, with a few after it.
-const Section& middle_section(const Segment& s) {
+const MatrixSection& middle_section(const Segment& s) {
   REQUIRE(s.sections.size() >= 8);
   return s.sections[s.sections.size() / 2 - 1];
 }
@@ -225,13 +225,13 @@ std::vector<Case> cases() {
        }},
       {"a bit of a sync marker", true, false,
        [&](Log& log, size_t i) {
-         const Section& c = middle_section(seg(log, i));
+         const MatrixSection& c = middle_section(seg(log, i));
          testing::flip_bit(seg(log, i).file.path, c.marker + 11, 6);
          return Expect{Verdict::kCorrupt, {seg(log, i).file.id, c.marker}, {c.entries.begin(), c.entries.end()}};
        }},
       {"a bit of an entry header", true, false,
        [&](Log& log, size_t i) {
-         const Section& c = middle_section(seg(log, i));
+         const MatrixSection& c = middle_section(seg(log, i));
          const Position at = log.written[c.entries[1]].position;
          testing::flip_bit(seg(log, i).file.path, at.offset + format::kEntryTimeOffset);
          return Expect{Verdict::kCorrupt, at, {c.entries.begin() + 1, c.entries.end()}};
@@ -257,20 +257,20 @@ std::vector<Case> cases() {
        }},
       {"a bit of a section header", false, true,
        [&](Log& log, size_t i) {
-         const Section& c = middle_section(seg(log, i));
+         const MatrixSection& c = middle_section(seg(log, i));
          testing::flip_bit(seg(log, i).file.path, c.stored_at + format::kSectionImageLength + 1);
          return zeroed_compressed(seg(log, i), c.stored_at, c.stored_at + 1);
        }},
       {"a bit of the stored bytes", false, true,
        [&](Log& log, size_t i) {
-         const Section& c = middle_section(seg(log, i));
+         const MatrixSection& c = middle_section(seg(log, i));
          testing::flip_bit(seg(log, i).file.path, c.stored_at + format::kSectionHeaderSize + 7, 4);
          return zeroed_compressed(seg(log, i), c.stored_at + format::kSectionHeaderSize + 7,
                                   c.stored_at + format::kSectionHeaderSize + 8);
        }},
       {"a zeroed section header", false, true,
        [&](Log& log, size_t i) {
-         const Section& c = middle_section(seg(log, i));
+         const MatrixSection& c = middle_section(seg(log, i));
          edit(seg(log, i).file.path,
               [&](auto& b) { std::fill_n(b.begin() + static_cast<ptrdiff_t>(c.stored_at), format::kSectionHeaderSize, std::byte{0}); });
          return zeroed_compressed(seg(log, i), c.stored_at, c.stored_at + 1);
@@ -284,7 +284,7 @@ std::vector<Case> cases() {
       {"a cut inside the data", true, true,
        [&](Log& log, size_t i) {
          Segment& s = seg(log, i);
-         const Section& c = middle_section(s);
+         const MatrixSection& c = middle_section(s);
          const uint64_t cut = log.compressed ? c.stored_at + 50 : log.written[c.entries[1]].position.offset + 50;
          edit(s.file.path, [&](auto& b) { b.resize(cut); });
          Expect e{Verdict::kCorrupt, log.compressed ? Position{s.file.id, c.marker} : log.written[c.entries[1]].position, {}};

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -19,13 +18,6 @@ namespace commitlog::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-CliResult run_cli(const std::vector<std::string>& args) { return testing::run_cli(COMMITLOG_CLI, args); }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // The names in `dir`, sorted.
 std::vector<std::string> entries(const std::string& dir) {

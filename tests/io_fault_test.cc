@@ -33,18 +33,17 @@
 namespace commitlog {
 namespace {
 
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::Op;
-
-constexpr char kDir[] = "/io/commitlog";
 
 ErrorCode code_for(int error) { return error == ENOSPC ? ErrorCode::kNoSpace : ErrorCode::kIoError; }
 
 Options fault_options(FaultFileSystem& fs, const std::string& policy = "batch",
                       CommitFailurePolicy failure = CommitFailurePolicy::kStop) {
   Options o;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.sync_policy = policy;
   o.policy.group_window = std::chrono::milliseconds(1);
   o.segment_size = 64 << 10;
@@ -74,7 +73,7 @@ void check_acknowledged_survive(FaultFileSystem& fs, const std::vector<std::stri
   for (CrashMode mode : testing::kAllCrashModes) {
     const std::string crash_mode = testing::crash_mode_name(mode);
     CAPTURE(crash_mode);
-    const testing::Replayed replayed = testing::replay_all(*fs.crash(mode, 42), kDir);
+    const testing::Replayed replayed = testing::replay_all(*fs.crash(mode, 42), kLogDir);
     CHECK_MESSAGE(replayed.report.status.ok(), replayed.report.status.to_string());
     std::map<std::string, int> count;
     for (const auto& p : replayed.payloads) ++count[p];

@@ -206,43 +206,60 @@ TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
   CHECK(r.appending_runs > kCycles / 2);
 }
 
-TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, every policy, plain and LZ4") {
+// Appends that wait later under `policy`, plain and LZ4.
+void wait_later_loops(const std::string& policy) {
   constexpr int kLaterCycles = kCycles / 2;
-  for (const std::string policy : {"periodic", "batch", "group", "adaptive"}) {
-    for (const bool lz4 : {false, true}) {
-      CAPTURE(policy);
-      CAPTURE(lz4);
-      std::vector<std::string> flags = {"--policy", policy, "--wait", "later"};
-      if (policy == "group") flags.insert(flags.end(), {"--window", "2"});
-      if (policy == "periodic") {
-        flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
-      }
-      const LoopResult r = kill_loop(flags, false, kLaterCycles,
-                                     lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
-      report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r, kLaterCycles);
-      CHECK(r.appending_runs > kLaterCycles / 2);
-      CHECK(r.lost_at_starts == 0);
+  for (const bool lz4 : {false, true}) {
+    CAPTURE(lz4);
+    std::vector<std::string> flags = {"--policy", policy, "--wait", "later"};
+    if (policy == "group") flags.insert(flags.end(), {"--window", "2"});
+    if (policy == "periodic") {
+      flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
+    }
+    const LoopResult r = kill_loop(flags, false, kLaterCycles,
+                                   lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
+    report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r, kLaterCycles);
+    CHECK(r.appending_runs > kLaterCycles / 2);
+    CHECK(r.lost_at_starts == 0);
+  }
+}
+
+TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, periodic, plain and LZ4") {
+  wait_later_loops("periodic");
+}
+
+TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, batch, plain and LZ4") {
+  wait_later_loops("batch");
+}
+
+TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, group, plain and LZ4") {
+  wait_later_loops("group");
+}
+
+TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, adaptive, plain and LZ4") {
+  wait_later_loops("adaptive");
+}
+
+// Every durable policy in access mode `mode`, plain and LZ4; fewer cycles
+// each, as they are six loops instead of one.
+void access_mode_loops(const char* mode) {
+  constexpr int kModeCycles = 6;
+  const std::vector<std::vector<std::string>> policies = {
+      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
+  for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
+    for (const auto& policy : policies) {
+      const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode, compression);
+      CAPTURE(config);
+      const LoopResult r = kill_loop(policy, false, kModeCycles, config);
+      report(fmt::format("{} {}{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r, kModeCycles);
+      CHECK(r.appending_runs > kModeCycles / 2);
     }
   }
 }
 
-TEST_CASE("kill -9 loop: standard and direct, every durable policy, plain and LZ4") {
-  // Fewer cycles each: twelve loops instead of one.
-  constexpr int kModeCycles = 6;
-  const std::vector<std::vector<std::string>> policies = {
-      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
-  for (const char* mode : {"standard", "direct"}) {
-    for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
-      for (const auto& policy : policies) {
-        const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode, compression);
-        CAPTURE(config);
-        const LoopResult r = kill_loop(policy, false, kModeCycles, config);
-        report(fmt::format("{} {}{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r, kModeCycles);
-        CHECK(r.appending_runs > kModeCycles / 2);
-      }
-    }
-  }
-}
+TEST_CASE("kill -9 loop: standard, every durable policy, plain and LZ4") { access_mode_loops("standard"); }
+
+TEST_CASE("kill -9 loop: direct, every durable policy, plain and LZ4") { access_mode_loops("direct"); }
 
 TEST_CASE("kill -9 loop: periodic loses nothing the log had sealed") {
   // Paced, so twenty cycles stay a few MiB.

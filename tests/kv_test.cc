@@ -45,7 +45,7 @@ using testing::Reply;
 using testing::info;
 using testing::kv_missing;
 
-size_t segment_files(const std::string& dir) {
+size_t segment_count(const std::string& dir) {
   size_t n = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     n += entry.path().extension() == ".log";
@@ -337,10 +337,10 @@ TEST_CASE("kv: snapshot, discard, then a restart from the snapshot" * doctest::s
     REQUIRE(p.at("kv_last_snapshot_keys") == "600");
     // 4.8 MB were written to segments of 1 MiB. The log deletes discarded segments on its own
     // lifecycle thread, after the snapshot is reported, so wait for the count to settle.
-    size_t segments = segment_files(dir + "/commitlog");
+    size_t segments = segment_count(dir + "/commitlog");
     for (int tries = 0; tries < 500 && segments > 3; ++tries) {
       std::this_thread::sleep_for(20ms);
-      segments = segment_files(dir + "/commitlog");
+      segments = segment_count(dir + "/commitlog");
     }
     CHECK(std::stoll(p.at("kv_log_discards")) >= 1);
     CHECK(segments <= 3);
@@ -450,7 +450,7 @@ TEST_CASE("kv: with cdc_enabled its changes wait in DIR/cdc_raw for a tail, disc
     REQUIRE(server.stop() == 0);
   }
   // The snapshots' discards deleted segments from the log, not from cdc_raw.
-  CHECK(segment_files(dir + "/cdc_raw") > segment_files(dir + "/commitlog"));
+  CHECK(segment_count(dir + "/cdc_raw") > segment_count(dir + "/commitlog"));
   // SET key0 vvv...: op 1, one pair, then the key and the value, each after its length.
   const testing::CliResult tail =
       testing::run_cli(COMMITLOG_CLI, {"tail", dir + "/cdc_raw", "--format", "text", "--table", "0"});

@@ -38,7 +38,7 @@ Options direct_options(const std::string& dir, Compression compression) {
 
 // Every third payload random (LZ4 cannot shrink it: stored raw), the others
 // compressible text; sizes on both sides of the threshold.
-std::string payload(int i) {
+std::string large_payload(int i) {
   const size_t size = i % 4 == 0 ? 100 + static_cast<size_t>(i)
                                  : kThreshold - 8 + static_cast<size_t>(i) * 997 % 60000;
   std::string p(size, ' ');
@@ -94,7 +94,7 @@ TEST_CASE(
     for (int t = 0; t < 2; ++t) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPerThread; ++i) {
-          const std::string p = payload(t * kPerThread + i);
+          const std::string p = large_payload(t * kPerThread + i);
           if (!(*log)->append(static_cast<uint32_t>(t), std::as_bytes(std::span(p))).ok()) ++failed;
         }
       });
@@ -106,7 +106,7 @@ TEST_CASE(
 
     std::vector<std::string> expected[2];
     for (int t = 0; t < 2; ++t) {
-      for (int i = 0; i < kPerThread; ++i) expected[t].push_back(payload(t * kPerThread + i));
+      for (int i = 0; i < kPerThread; ++i) expected[t].push_back(large_payload(t * kPerThread + i));
     }
     CHECK(metrics.direct_writes == large_count(expected[0]) + large_count(expected[1]));
     CHECK(metrics.direct_writes > 100);
@@ -126,7 +126,7 @@ TEST_CASE("direct writes: the same positions and bytes as the pooled route") {
     TempDir pooled_dir, direct_dir;
     std::vector<Position> positions[2];
     std::vector<std::string> payloads;
-    for (int i = 0; i < 60; ++i) payloads.push_back(payload(i));
+    for (int i = 0; i < 60; ++i) payloads.push_back(large_payload(i));
     for (int route = 0; route < 2; ++route) {
       Options options =
           direct_options(route == 0 ? pooled_dir.path() : direct_dir.path(), compression);

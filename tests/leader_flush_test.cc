@@ -25,6 +25,9 @@
 
 namespace commitlog {
 namespace {
+
+using testing::flush_sync;
+using testing::kLogDir;
 using testing::eventually;
 
 using namespace std::chrono_literals;
@@ -33,11 +36,9 @@ using testing::FaultFileSystem;
 using testing::ManualClock;
 using testing::Op;
 
-constexpr char kDir[] = "/leader/commitlog";
-
 Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
   Options o;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.sync_policy = "batch";
   o.clock = &clock;
   o.segment_size = 1 << 20;
@@ -57,9 +58,6 @@ std::unique_ptr<CommitLog> open_batch(FaultFileSystem& fs, ManualClock& clock, b
   return std::move(*opened);
 }
 
-// A flush's sync: msync for plain segments, fdatasync for compressed ones.
-Op flush_sync(bool lz4) { return lz4 ? Op::kSync : Op::kSyncMapped; }
-
 uint64_t flushes(const CommitLog& log) { return log.stats().flushes; }
 uint64_t led(const CommitLog& log) { return log.metrics().producer_flushes; }
 
@@ -68,7 +66,7 @@ bool await_waiting(const CommitLog& log, uint64_t producers) {
 }
 
 uint64_t replayed_mutations(FaultFileSystem& fs) {
-  const testing::Replayed replayed = testing::replay_all(*fs.crash(CrashMode::kDrop, 1), kDir);
+  const testing::Replayed replayed = testing::replay_all(*fs.crash(CrashMode::kDrop, 1), kLogDir);
   CHECK(replayed.report.status.ok());
   return replayed.report.mutations;
 }

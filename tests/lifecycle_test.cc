@@ -23,6 +23,8 @@
 
 namespace commitlog {
 namespace {
+
+using testing::open_log;
 using testing::eventually;
 
 using testing::replay_all;
@@ -32,18 +34,12 @@ using testing::TempDir;
 constexpr uint64_t kSegmentSize = 64 << 10;
 const std::string kPayload(1000, 'p');  // about 60 entries per segment
 
-Options small_log(const std::string& dir) {
+Options periodic_log(const std::string& dir) {
   Options options;
   options.directory = dir;
   options.sync_policy = "periodic";
   options.segment_size = kSegmentSize;
   return options;
-}
-
-std::unique_ptr<CommitLog> open_log(const Options& options) {
-  auto log = CommitLog::open(options);
-  REQUIRE_MESSAGE(log.ok(), log.status().to_string());
-  return std::move(log).value();
 }
 
 Position append(CommitLog& log, uint32_t table) {
@@ -88,7 +84,7 @@ std::vector<uint64_t> ids(const std::string& dir) {
 // sanitizer build on a loaded machine can be very slow, and no speed is asserted).
 TEST_CASE("lifecycle: discard deletes a fully clean segment and keeps a partially dirty one") {
   TempDir dir;
-  auto log = open_log(small_log(dir.path()));
+  auto log = open_log(periodic_log(dir.path()));
   const uint64_t first = append(*log, 1).segment;
   append_until_segment(*log, 1, first + 1);          // segment first: table 1 only
   const Position table2 = append(*log, 2);           // segment first + 1: tables 1 and 2
@@ -125,7 +121,7 @@ TEST_CASE("lifecycle: discard deletes a fully clean segment and keeps a partiall
 
 TEST_CASE("lifecycle: discard refuses a position never appended, and a closed log") {
   TempDir dir;
-  auto log = open_log(small_log(dir.path()));
+  auto log = open_log(periodic_log(dir.path()));
   const Position p = append(*log, 1);
   CHECK(log->discard(1, Position{p.segment + 5, 0}).code() == ErrorCode::kInvalidArgument);
   REQUIRE(log->close().ok());
@@ -137,7 +133,7 @@ TEST_CASE("lifecycle: segments are deleted while the log runs, and ids keep incr
   uint64_t highest = 0;
   for (int run = 0; run < 3; ++run) {
     CAPTURE(run);
-    auto log = open_log(small_log(dir.path()));
+    auto log = open_log(periodic_log(dir.path()));
     const uint64_t first = append(*log, 1).segment;
     CHECK(first > highest);
     const Position last = append_until_segment(*log, 1, first + 3);
@@ -160,7 +156,7 @@ TEST_CASE("lifecycle: segments of an earlier process are deleted once discarded;
   uint64_t first = 0;
   {
     // Segments: first (table 1), +1 (table 1), +2 (tables 1, 2, 3), +3 (table 3).
-    auto log = open_log(small_log(dir.path()));
+    auto log = open_log(periodic_log(dir.path()));
     first = append(*log, 1).segment;
     append_until_segment(*log, 1, first + 2);
     REQUIRE(append(*log, 2).segment == first + 2);
@@ -170,7 +166,7 @@ TEST_CASE("lifecycle: segments of an earlier process are deleted once discarded;
   // Corrupt one entry's payload in segment first + 1.
   testing::flip_bit(dir.path() + "/" + segment_file_name(first + 1), format::kFirstEntryOffset + 40);
 
-  auto log = open_log(small_log(dir.path()));
+  auto log = open_log(periodic_log(dir.path()));
   const Position now = append(*log, 1);
   REQUIRE(now.segment > first + 3);
   SUBCASE("tables 1 and 3 discarded: the segment holding table 2 stays") {
@@ -192,7 +188,7 @@ TEST_CASE("lifecycle: segments of an earlier process are deleted once discarded;
 
 TEST_CASE("lifecycle: over commitlog_total_space the log asks to flush the tables of the oldest segments") {
   TempDir dir;
-  Options options = small_log(dir.path());
+  Options options = periodic_log(dir.path());
   // Two finished segments and the active one make 3 x 64 KiB: over 150 KiB by
   // less than the oldest segment, which holds table 1 only.
   options.total_space = 150 << 10;

@@ -23,6 +23,7 @@
 namespace commitlog {
 namespace {
 
+using testing::open_log;
 using testing::replay_all;
 using testing::segment_files;
 using testing::TempDir;
@@ -34,12 +35,6 @@ Options small_log(const std::string& dir, const std::string& policy = "batch") {
   options.segment_size = 64 << 10;
   options.policy.group_window = std::chrono::milliseconds(1);
   return options;
-}
-
-std::unique_ptr<CommitLog> open_log(const Options& options) {
-  auto log = CommitLog::open(options);
-  REQUIRE_MESSAGE(log.ok(), log.status().to_string());
-  return std::move(log).value();
 }
 
 TEST_CASE("mutations appended from threads are all replayed, in order per producer, across segments") {

@@ -23,14 +23,14 @@
 
 namespace commitlog {
 namespace {
+
+using testing::kLogDir;
 using testing::eventually;
 
 using namespace std::chrono_literals;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::Op;
-
-constexpr char kDir[] = "/overlap/commitlog";
 
 // Holds File::sync() callers while closed, letting them through one by one.
 class SyncGate {
@@ -145,7 +145,7 @@ class GatedFileSystem final : public FileSystem {
 
 Options gated_options(FileSystem& fs) {
   Options o;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.sync_policy = "batch";
   o.compression = Compression::kLz4;
   o.segment_size = 1 << 20;  // no segment switch in these tests
@@ -237,7 +237,7 @@ TEST_CASE("overlap: the next flush is compressed and written while the last one'
   ReplayOptions replay;
   replay.file_system = &h.disk;
   std::vector<std::string> replayed;
-  const ReplayReport report = replay_directory(kDir, replay, [&](const ReplayedMutation& m) {
+  const ReplayReport report = replay_directory(kLogDir, replay, [&](const ReplayedMutation& m) {
     replayed.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
     return Status{};
   });
@@ -266,7 +266,7 @@ TEST_CASE("overlap: a power loss with two flushes unsynced is a torn tail, never
       ReplayOptions replay;
       replay.file_system = crashed.get();
       std::vector<std::string> replayed;
-      const ReplayReport report = replay_directory(kDir, replay, [&](const ReplayedMutation& m) {
+      const ReplayReport report = replay_directory(kLogDir, replay, [&](const ReplayedMutation& m) {
         replayed.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
         return Status{};
       });

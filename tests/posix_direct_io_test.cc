@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commitlog/file_system.h"
+#include "segment/buffer_pool.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
@@ -23,11 +24,6 @@ bool on_tmpfs(const std::string& dir) {
   struct statfs fs {};
   return ::statfs(dir.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC;
 }
-
-struct Free {
-  void operator()(std::byte* p) const { std::free(p); }
-};
-using AlignedBytes = std::unique_ptr<std::byte, Free>;
 
 AlignedBytes aligned(size_t size, uint8_t fill) {
   AlignedBytes bytes(

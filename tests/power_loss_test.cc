@@ -33,16 +33,17 @@
 #include "segment/checksum.h"
 #include "tests/support/durable_policies.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/log_files.h"
 #include "tests/support/sanitizers.h"
 
 namespace commitlog {
 namespace {
 
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 
-constexpr char kDir[] = "/db/commitlog";
-constexpr uint64_t kSegmentSize = 64 << 10;
+constexpr uint64_t kPowerLossSegmentSize = 64 << 10;
 constexpr uint32_t kThreadProducers = 2;  // producer 0 appends batches
 constexpr uint32_t kFiberProducers = 3;   // all on one thread
 constexpr uint32_t kProducers = kThreadProducers + kFiberProducers;
@@ -56,19 +57,15 @@ uint64_t mix(uint64_t x) {  // splitmix64
   return x ^ (x >> 31);
 }
 
-// The seeds a test case runs: COMMITLOG_SEED alone, or `runs` from `base`.
-std::vector<uint64_t> seeds(uint64_t base, int runs) {
-  if (const char* s = std::getenv("COMMITLOG_SEED"); s != nullptr && *s != '\0') {
-    return {std::strtoull(s, nullptr, 0)};
-  }
+// The seeds a test case runs (testing::seeds): `runs` of them, or
+// COMMITLOG_POWER_LOSS_RUNS, a sanitizer build a fraction.
+std::vector<uint64_t> power_loss_seeds(uint64_t base, int runs) {
   if (const char* s = std::getenv("COMMITLOG_POWER_LOSS_RUNS"); s != nullptr && *s != '\0') {
     runs = std::atoi(s);
   } else {
     runs = std::max(1, runs / kSanitizerDivisor);
   }
-  std::vector<uint64_t> out;
-  for (int i = 0; i < runs; ++i) out.push_back(base + static_cast<uint64_t>(i));
-  return out;
+  return testing::seeds(base, runs);
 }
 
 // A payload names its run, producer and sequence number, and carries a
@@ -136,7 +133,7 @@ struct RunRecord {
   std::string early_failure;             // an append failed before the plug was pulled
 };
 
-struct Producer {
+struct PowerLossProducer {
   std::atomic<uint64_t> attempted{0};
   std::atomic<uint64_t> acked{0};
   std::atomic<bool> done{false};
@@ -150,10 +147,10 @@ Options log_options(FaultFileSystem& fs, const std::string& policy,
   o.compression = compression;
   o.disk_access_mode = access_mode;
   o.direct_write_threshold = direct_threshold;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.sync_policy = policy;
   o.policy.group_window = std::chrono::milliseconds(1);
-  o.segment_size = kSegmentSize;
+  o.segment_size = kPowerLossSegmentSize;
   o.file_system = &fs;
   return o;
 }
@@ -174,7 +171,7 @@ RunRecord run_until_power_loss(FaultFileSystem& fs, const std::string& policy, u
   REQUIRE_MESSAGE(log.ok(), log.status().to_string());
   CommitLog& cl = **log;
 
-  std::vector<Producer> producers(kProducers);
+  std::vector<PowerLossProducer> producers(kProducers);
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> total_acked{0};
   std::atomic<bool> crash_started{false};
@@ -193,7 +190,7 @@ RunRecord run_until_power_loss(FaultFileSystem& fs, const std::string& policy, u
   };
 
   auto produce = [&](uint32_t p) {
-    Producer& me = producers[p];
+    PowerLossProducer& me = producers[p];
     std::mt19937_64 rng(mix(seed ^ (uint64_t{p} << 56)));
     uint64_t seq = 0;
     while (!stop.load()) {
@@ -295,7 +292,7 @@ std::string check_crash_image(FaultFileSystem& fs, const std::vector<RunRecord>&
   options.file_system = &fs;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> seen;
   std::string foreign;
-  const ReplayReport report = replay_directory(kDir, options, [&](const ReplayedMutation& m) {
+  const ReplayReport report = replay_directory(kLogDir, options, [&](const ReplayedMutation& m) {
     const std::optional<Key> k = parse_payload(m.payload);
     if (!k || m.table != k->producer) {
       if (foreign.empty()) foreign = "a payload that was never appended at " + m.position.to_string();
@@ -389,22 +386,22 @@ std::string durable_policy(uint64_t seed) {
 }
 
 TEST_CASE("power loss: batch policy, random crash points, every crash mode") {
-  for (uint64_t seed : seeds(0xb000, 150)) power_loss_run("batch", seed, 400);
+  for (uint64_t seed : power_loss_seeds(0xb000, 150)) power_loss_run("batch", seed, 400);
 }
 
 TEST_CASE("power loss: group policy (1 ms window), random crash points, every crash mode") {
-  for (uint64_t seed : seeds(0x9000, 60)) power_loss_run("group", seed, 300);
+  for (uint64_t seed : power_loss_seeds(0x9000, 60)) power_loss_run("group", seed, 300);
 }
 
 TEST_CASE("power loss: adaptive policy, random crash points, every crash mode") {
   // Its holds end on a producer's request or a timer, and it counts arrivals
   // outside the waiters: neither may let a producer go before its flush.
-  for (uint64_t seed : seeds(0xa000, 60)) power_loss_run("adaptive", seed, 300);
+  for (uint64_t seed : power_loss_seeds(0xa000, 60)) power_loss_run("adaptive", seed, 300);
 }
 
 TEST_CASE("power loss: LZ4-compressed segments, random crash points, every crash mode") {
   // Compressed segments are written with pwrite and made durable with fdatasync.
-  for (uint64_t seed : seeds(0xc000, 40)) {
+  for (uint64_t seed : power_loss_seeds(0xc000, 40)) {
     power_loss_run(durable_policy(seed), seed, 300, Compression::kLz4);
   }
 }
@@ -412,7 +409,7 @@ TEST_CASE("power loss: LZ4-compressed segments, random crash points, every crash
 TEST_CASE("power loss: payloads of 4 KiB and more on the direct route, plain and LZ4") {
   // About one payload in 16 is 4-16 KiB: a pwrite into a plain segment, its
   // own section of the flush's group in a compressed one.
-  for (uint64_t seed : seeds(0xd000, 40)) {
+  for (uint64_t seed : power_loss_seeds(0xd000, 40)) {
     power_loss_run(durable_policy(seed), seed, 300,
                    seed % 4 < 2 ? Compression::kNone : Compression::kLz4, 4096);
   }
@@ -422,7 +419,7 @@ TEST_CASE("power loss: appends that wait later, every policy, plain and LZ4, eve
   // Each append returns at once and is acknowledged after wait_durable():
   // periodic then loses no acknowledged mutation either.
   constexpr std::array<const char*, 4> kPolicies = {"periodic", "batch", "group", "adaptive"};
-  for (uint64_t seed : seeds(0xf000, 48)) {
+  for (uint64_t seed : power_loss_seeds(0xf000, 48)) {
     power_loss_run(kPolicies[seed % 4], seed, 300,
                    seed / 4 % 2 == 0 ? Compression::kNone : Compression::kLz4, 0,
                    DiskAccessMode::kLegacy, AppendWait::kNothing);
@@ -434,7 +431,7 @@ TEST_CASE("power loss: standard and direct, every durable policy, plain and LZ4,
   // rewrites it; a torn rewrite tears per sector, the model's kTear.
   // Seeds in turn: the policies by seed % 3, the modes and compression by
   // seed / 3 % 4, so that each of the 12 combinations runs.
-  for (uint64_t seed : seeds(0xe000, 48)) {
+  for (uint64_t seed : power_loss_seeds(0xe000, 48)) {
     const uint64_t shape = seed / 3 % 4;
     power_loss_run(durable_policy(seed), seed, 300, shape % 2 == 0 ? Compression::kNone : Compression::kLz4,
                    seed % 5 == 0 ? 4096 : 0, shape < 2 ? DiskAccessMode::kStandard : DiskAccessMode::kDirect);
@@ -442,7 +439,7 @@ TEST_CASE("power loss: standard and direct, every durable policy, plain and LZ4,
 }
 
 TEST_CASE("power loss: a second run on the crashed disk, then a second crash") {
-  for (uint64_t seed : seeds(0x2000, 40)) {
+  for (uint64_t seed : power_loss_seeds(0x2000, 40)) {
     CAPTURE(seed);
     std::mt19937_64 rng(mix(seed) ^ 0x5678);
     const std::string policy = durable_policy(seed);
@@ -490,7 +487,7 @@ TEST_CASE("power loss: a crash before anything is appended leaves an empty, vali
       ReplayOptions options;
       options.file_system = crashed.get();
       uint64_t mutations = 0;
-      const ReplayReport report = replay_directory(kDir, options, [&](const ReplayedMutation&) {
+      const ReplayReport report = replay_directory(kLogDir, options, [&](const ReplayedMutation&) {
         ++mutations;
         return Status{};
       });
@@ -508,7 +505,7 @@ void check_periodic_image(FileSystem& fs, uint64_t appended, uint64_t synced,
   ro.file_system = &fs;
   uint64_t replayed = 0;
   bool in_order = true;
-  const ReplayReport report = replay_directory(kDir, ro, [&](const ReplayedMutation& m) {
+  const ReplayReport report = replay_directory(kLogDir, ro, [&](const ReplayedMutation& m) {
     const std::optional<Key> k = parse_payload(m.payload);
     in_order = in_order && k.has_value() && k->seq == replayed;
     ++replayed;
@@ -532,7 +529,7 @@ void check_periodic_image(FileSystem& fs, uint64_t appended, uint64_t synced,
 // everything an explicit sync() covered (segment/FORMAT.md, "Synced
 // markers").
 TEST_CASE("power loss: periodic policy, markers without fsync, strict replay") {
-  for (uint64_t seed : seeds(0x7000, 40)) {
+  for (uint64_t seed : power_loss_seeds(0x7000, 40)) {
     CAPTURE(seed);
     std::mt19937_64 rng(mix(seed));
     FaultFileSystem fs;

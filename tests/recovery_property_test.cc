@@ -43,12 +43,13 @@
 namespace commitlog {
 namespace {
 
+using testing::seeds;
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 
-constexpr char kDir[] = "/log";
-constexpr uint64_t kSegmentSize = 16 << 10;
-constexpr uint32_t kProducers = 2;
+constexpr uint64_t kSmallSegmentSize = 16 << 10;
+constexpr uint32_t kRecoveryProducers = 2;
 
 // A payload names its producer and sequence number, and its filler follows
 // from them, so any replayed payload can be checked byte for byte.
@@ -82,18 +83,18 @@ struct Source {
 
 Options options_for(FaultFileSystem& fs, bool compressed, const std::string& policy) {
   Options o;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.file_system = &fs;
   o.sync_policy = policy;
   o.policy.group_window = std::chrono::milliseconds(1);
-  o.segment_size = kSegmentSize;
+  o.segment_size = kSmallSegmentSize;
   o.compression = compressed ? Compression::kLz4 : Compression::kNone;
   return o;
 }
 
 std::vector<std::pair<std::string, std::vector<std::byte>>> files_of(FileSystem& fs) {
   std::vector<std::pair<std::string, std::vector<std::byte>>> out;
-  auto listed = list_segment_files(fs, kDir);
+  auto listed = list_segment_files(fs, kLogDir);
   REQUIRE(listed.ok());
   for (const SegmentFile& f : *listed) {
     auto bytes = read_whole_file(fs, f.path);
@@ -164,9 +165,9 @@ Source make_source(bool compressed, bool killed, uint64_t seed) {
     finished.fetch_add(1);
   };
   std::vector<std::thread> threads;
-  for (uint32_t p = 0; p < kProducers; ++p) threads.emplace_back(produce, p);
+  for (uint32_t p = 0; p < kRecoveryProducers; ++p) threads.emplace_back(produce, p);
   if (killed) {
-    while (!stop.load() && finished.load() < kProducers) std::this_thread::yield();
+    while (!stop.load() && finished.load() < kRecoveryProducers) std::this_thread::yield();
     {
       std::lock_guard lock(mu);
       s.acked = acked;
@@ -300,7 +301,7 @@ struct Outcome {
 
 Outcome replay(const Source& s, const Damaged& d, RecoveryMode mode) {
   FaultFileSystem fs;
-  REQUIRE(fs.create_dirs(kDir).ok());
+  REQUIRE(fs.create_dirs(kLogDir).ok());
   for (const auto& [path, bytes] : d.files) {
     auto f = fs.open(path, OpenMode::kCreateNew);
     REQUIRE(f.ok());
@@ -310,7 +311,7 @@ Outcome replay(const Source& s, const Damaged& d, RecoveryMode mode) {
   ReplayOptions options;
   options.mode = mode;
   options.file_system = &fs;
-  out.report = replay_directory(kDir, options, [&](const ReplayedMutation& m) {
+  out.report = replay_directory(kLogDir, options, [&](const ReplayedMutation& m) {
     const std::string payload(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
     auto acked = s.acked.find(m.position);
     const bool written = acked != s.acked.end() ? acked->second == payload
@@ -371,13 +372,6 @@ int check_source(const Source& s, int damages, uint64_t seed) {
     if (i % 40 == 0) check_verify_exit(d, verify.report);
   }
   return exempt;
-}
-
-std::vector<uint64_t> seeds(uint64_t base, int count) {
-  if (const char* s = std::getenv("COMMITLOG_SEED"); s != nullptr && *s != '\0') return {std::strtoull(s, nullptr, 0)};
-  std::vector<uint64_t> out;
-  for (int i = 0; i < count; ++i) out.push_back(base + static_cast<uint64_t>(i));
-  return out;
 }
 
 TEST_CASE("recovery property: closed logs, plain and LZ4, under random damage") {

@@ -24,19 +24,19 @@ uint64_t now_us() {
                                    .count());
 }
 
-struct Written {
+struct WrittenMutation {
   uint32_t table;
   Position position;
   std::string payload;
 };
 
-struct Seen {
+struct FilteredReplay {
   std::vector<std::string> payloads;
   ReplayReport report;
 };
 
-Seen replay(const std::string& dir, const ReplayOptions& options) {
-  Seen seen;
+FilteredReplay replay(const std::string& dir, const ReplayOptions& options) {
+  FilteredReplay seen;
   seen.report = replay_directory(dir, options, [&](const ReplayedMutation& m) {
     seen.payloads.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
     return Status{};
@@ -47,7 +47,7 @@ Seen replay(const std::string& dir, const ReplayOptions& options) {
 
 TEST_CASE("replay: table_start skips each table's persisted prefix, across segments") {
   TempDir dir;
-  std::vector<Written> written;
+  std::vector<WrittenMutation> written;
   {
     Options options;
     options.directory = dir.path();
@@ -68,9 +68,9 @@ TEST_CASE("replay: table_start skips each table's persisted prefix, across segme
   ReplayOptions options;
   options.table_start[1] = written[150].position;  // table 1 persisted what came before #150
   options.table_start[2] = written[298].position;  // table 2 all but its last mutation (#298)
-  const Seen seen = replay(dir.path(), options);
+  const FilteredReplay seen = replay(dir.path(), options);
   std::vector<std::string> expected;
-  for (const Written& w : written) {
+  for (const WrittenMutation& w : written) {
     auto start = options.table_start.find(w.table);
     if (start == options.table_start.end() || w.position >= start->second) expected.push_back(w.payload);
   }
@@ -96,7 +96,7 @@ TEST_CASE("replay: cutoff_time_us skips mutations written after it") {
   }
   ReplayOptions options;
   options.cutoff_time_us = cutoff;
-  const Seen seen = replay(dir.path(), options);
+  const FilteredReplay seen = replay(dir.path(), options);
   REQUIRE(seen.payloads.size() == 10);
   for (int i = 0; i < 10; ++i) CHECK(seen.payloads[i] == fmt::format("before {}", i));
   CHECK(seen.report.filtered_mutations == 5);

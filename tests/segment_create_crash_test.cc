@@ -24,27 +24,19 @@
 namespace commitlog {
 namespace {
 
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::Op;
 
-constexpr char kDir[] = "/log";
-
-struct Shape {
-  const char* name;
+struct SegmentShape {
   StorageMode mode;
-  uint64_t capacity;  // direct: above the 1 MiB pre-write chunk, so it takes several writes
-};
-
-const Shape kShapes[] = {
-    {"mmap", {SegmentIo::kMapped, 0}, 64 << 10},
-    {"standard", {SegmentIo::kStandard, 0}, 64 << 10},
-    {"direct", {SegmentIo::kDirect, 4096}, (2 << 20) + (64 << 10)},
+  uint64_t capacity;
 };
 
 constexpr Op kSteps[] = {Op::kAllocate, Op::kMap, Op::kWrite, Op::kSyncMapped, Op::kSync};
 
-SegmentFileInfo info_for(const Shape& shape) {
+SegmentFileInfo info_for(const SegmentShape& shape) {
   return {7, shape.capacity, format::kFlagSyncedMarks, 0};
 }
 
@@ -55,7 +47,7 @@ void check_replays(FileSystem& fs, const std::string& what) {
     options.mode = mode;
     options.file_system = &fs;
     const ReplayReport report =
-        replay_directory(kDir, options, [](const ReplayedMutation&) { return Status{}; });
+        replay_directory(kLogDir, options, [](const ReplayedMutation&) { return Status{}; });
     std::string problems;
     for (const ReplayProblem& p : report.problems) {
       problems += p.file + ": offset " + std::to_string(p.offset) + ": " + p.kind + "\n";
@@ -68,49 +60,60 @@ void check_replays(FileSystem& fs, const std::string& what) {
   }
 }
 
-TEST_CASE("segment creation: a kill -9 or a power loss at any step leaves a file replay accepts") {
-  for (const Shape& shape : kShapes) {
-    const std::string shape_name = shape.name;
-    CAPTURE(shape_name);
-    BufferPool pool(shape.capacity, 1);
-    // How many calls of each step a creation makes.
-    uint64_t calls[testing::kOpCount] = {};
-    {
+// Fails each call a creation of `shape` makes, one at a time, and replays
+// the file as a kill -9 and as a power loss leave it.
+void check_every_step(const SegmentShape& shape) {
+  BufferPool pool(shape.capacity, 1);
+  // How many calls of each step a creation makes.
+  uint64_t calls[testing::kOpCount] = {};
+  {
+    FaultFileSystem fs;
+    REQUIRE(fs.create_dirs(kLogDir).ok());
+    REQUIRE(
+        MappedSegment::create(fs, *real_clock(), kLogDir, info_for(shape), &pool, shape.mode).ok());
+    for (Op op : kSteps) calls[static_cast<size_t>(op)] = fs.calls(op);
+  }
+  for (Op op : kSteps) {
+    for (uint64_t k = 0; k < calls[static_cast<size_t>(op)]; ++k) {
+      const std::string step = std::string(testing::op_name(op)) + " #" + std::to_string(k + 1);
+      CAPTURE(step);
       FaultFileSystem fs;
-      REQUIRE(fs.create_dirs(kDir).ok());
-      REQUIRE(
-          MappedSegment::create(fs, *real_clock(), kDir, info_for(shape), &pool, shape.mode).ok());
-      for (Op op : kSteps) calls[static_cast<size_t>(op)] = fs.calls(op);
-    }
-    for (Op op : kSteps) {
-      for (uint64_t k = 0; k < calls[static_cast<size_t>(op)]; ++k) {
-        const std::string step = std::string(testing::op_name(op)) + " #" + std::to_string(k + 1);
-        CAPTURE(step);
-        FaultFileSystem fs;
-        REQUIRE(fs.create_dirs(kDir).ok());
-        fs.inject(op, EIO, static_cast<int>(k));
-        fs.inject(Op::kRemove, EIO);  // the process is dead: nobody cleans up
-        REQUIRE_FALSE(
-            MappedSegment::create(fs, *real_clock(), kDir, info_for(shape), &pool, shape.mode)
-                .ok());
-        REQUIRE(fs.files().size() == 1);
-        fs.clear_faults();
-        check_replays(fs, "after a kill -9");
-        // A power loss instead, once the new name is durable (any sync of
-        // the directory, e.g. an old segment's removal, makes it so).
-        REQUIRE(fs.sync_dir(kDir).ok());
-        fs.pull_plug();
-        for (CrashMode mode : testing::kAllCrashModes) {
-          for (uint64_t seed = 0; seed < 16; ++seed) {
-            auto crashed = fs.crash(mode, seed);
-            check_replays(*crashed, std::string("after a power loss, ") +
-                                        testing::crash_mode_name(mode) + " seed " +
-                                        std::to_string(seed));
-          }
+      REQUIRE(fs.create_dirs(kLogDir).ok());
+      fs.inject(op, EIO, static_cast<int>(k));
+      fs.inject(Op::kRemove, EIO);  // the process is dead: nobody cleans up
+      REQUIRE_FALSE(
+          MappedSegment::create(fs, *real_clock(), kLogDir, info_for(shape), &pool, shape.mode)
+              .ok());
+      REQUIRE(fs.files().size() == 1);
+      fs.clear_faults();
+      check_replays(fs, "after a kill -9");
+      // A power loss instead, once the new name is durable (any sync of
+      // the directory, e.g. an old segment's removal, makes it so).
+      REQUIRE(fs.sync_dir(kLogDir).ok());
+      fs.pull_plug();
+      for (CrashMode mode : testing::kAllCrashModes) {
+        for (uint64_t seed = 0; seed < 16; ++seed) {
+          auto crashed = fs.crash(mode, seed);
+          check_replays(*crashed, std::string("after a power loss, ") +
+                                      testing::crash_mode_name(mode) + " seed " +
+                                      std::to_string(seed));
         }
       }
     }
   }
+}
+
+TEST_CASE("segment creation: a kill -9 or a power loss at any step leaves a file replay accepts: mmap") {
+  check_every_step({{SegmentIo::kMapped, 0}, 64 << 10});
+}
+
+TEST_CASE("segment creation: a kill -9 or a power loss at any step leaves a file replay accepts: standard") {
+  check_every_step({{SegmentIo::kStandard, 0}, 64 << 10});
+}
+
+TEST_CASE("segment creation: a kill -9 or a power loss at any step leaves a file replay accepts: direct") {
+  // Above the 1 MiB pre-write chunk, so it takes several writes.
+  check_every_step({{SegmentIo::kDirect, 4096}, (2 << 20) + (64 << 10)});
 }
 
 }  // namespace

@@ -23,8 +23,8 @@ using testing::eventually;
 using namespace std::chrono_literals;
 using testing::TempDir;
 
-constexpr uint64_t kSegmentSize = 64 << 10;
-const std::string kPayload(1000, 'p');
+constexpr uint64_t kLimitedSegmentSize = 64 << 10;
+const std::string kLimitedPayload(1000, 'p');
 
 TEST_CASE("throttle: no delay below 90% of the limit, a growing delay up to the limit, a wait at it") {
   std::atomic<uint64_t> bytes{0};
@@ -86,8 +86,8 @@ Options limited_log(const std::string& dir) {
   Options options;
   options.directory = dir;
   options.sync_policy = "periodic";
-  options.segment_size = kSegmentSize;
-  options.total_space_hard_limit = 4 * kSegmentSize;
+  options.segment_size = kLimitedSegmentSize;
+  options.total_space_hard_limit = 4 * kLimitedSegmentSize;
   options.total_space_max_delay = 2ms;
   return options;
 }
@@ -104,7 +104,7 @@ TEST_CASE("hard limit: appends are slowed, then blocked; a deadline returns kTim
   uint64_t delayed_before_refusal = 0;
   for (; appended < 10000; ++appended) {
     const uint64_t delayed = log.metrics().throttled_appends;
-    auto p = log.append(1, kPayload, {.deadline = SteadyClock::now() + 50ms});
+    auto p = log.append(1, kLimitedPayload, {.deadline = SteadyClock::now() + 50ms});
     if (!p.ok()) {
       refused = p.status();
       delayed_before_refusal = delayed;
@@ -118,12 +118,12 @@ TEST_CASE("hard limit: appends are slowed, then blocked; a deadline returns kTim
   const MetricsSnapshot m = log.metrics();
   CHECK(m.space_timeouts == 1);
   CHECK(m.throttled_appends > 0);
-  CHECK(m.total_log_bytes >= 4 * kSegmentSize);
+  CHECK(m.total_log_bytes >= 4 * kLimitedSegmentSize);
 
   std::atomic<bool> done{false};
   Status blocked_status;
   std::thread blocked([&] {
-    blocked_status = log.append(1, kPayload).status();
+    blocked_status = log.append(1, kLimitedPayload).status();
     done = true;
   });
   REQUIRE(eventually([&] { return log.metrics().producers_waiting_for_space == 1; }));
@@ -132,7 +132,7 @@ TEST_CASE("hard limit: appends are slowed, then blocked; a deadline returns kTim
   blocked.join();
   CHECK(blocked_status.ok());
   CHECK(log.metrics().segments_deleted >= 3);
-  CHECK(log.append(1, kPayload, {.deadline = SteadyClock::now()}).ok());  // far below the limit again
+  CHECK(log.append(1, kLimitedPayload, {.deadline = SteadyClock::now()}).ok());  // far below the limit again
 
   REQUIRE(log.close().ok());
 }
@@ -142,10 +142,10 @@ TEST_CASE("hard limit: close wakes a producer waiting for space with kClosed") {
   auto opened = CommitLog::open(limited_log(dir.path()));
   REQUIRE(opened.ok());
   CommitLog& log = **opened;
-  while (log.append(1, kPayload, {.deadline = SteadyClock::now() + 20ms}).ok()) {
+  while (log.append(1, kLimitedPayload, {.deadline = SteadyClock::now() + 20ms}).ok()) {
   }
   Status status;
-  std::thread blocked([&] { status = log.append(1, kPayload).status(); });
+  std::thread blocked([&] { status = log.append(1, kLimitedPayload).status(); });
   REQUIRE(eventually([&] { return log.metrics().producers_waiting_for_space == 1; }));
   log.close().ignore();
   blocked.join();
@@ -155,10 +155,10 @@ TEST_CASE("hard limit: close wakes a producer waiting for space with kClosed") {
 TEST_CASE("hard limit: must be at least two segments and at least total_space") {
   TempDir dir;
   Options options = limited_log(dir.path());
-  options.total_space_hard_limit = kSegmentSize;
+  options.total_space_hard_limit = kLimitedSegmentSize;
   CHECK(CommitLog::open(options).status().code() == ErrorCode::kInvalidArgument);
-  options.total_space_hard_limit = 4 * kSegmentSize;
-  options.total_space = 8 * kSegmentSize;
+  options.total_space_hard_limit = 4 * kLimitedSegmentSize;
+  options.total_space = 8 * kLimitedSegmentSize;
   CHECK(CommitLog::open(options).status().code() == ErrorCode::kInvalidArgument);
 }
 

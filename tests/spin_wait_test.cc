@@ -23,7 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ManualClock;
 
-constexpr Duration kLimit = 100ms;
+constexpr Duration kSpinLimit = 100ms;
 
 // A DurableWaiters on a manual clock and one thread at a time waiting on it.
 struct SpinRig {
@@ -31,7 +31,7 @@ struct SpinRig {
   DurableWaiters waiters;
   uint64_t packed = 0;
 
-  explicit SpinRig(Duration limit = kLimit) : waiters(clock, limit) {}
+  explicit SpinRig(Duration limit = kSpinLimit) : waiters(clock, limit) {}
 
   const SpinCounters& counters() const { return waiters.spin_counters(); }
 
@@ -53,7 +53,7 @@ struct SpinRig {
   // decided. A spin it starts ends in time ('s'), or, with `run_out`, runs
   // out ('m': the time moves past its end), and the wait then lasts twice
   // the limit. Then a millisecond passes between this wait and the next.
-  char wait_once(bool run_out = false, Duration limit = kLimit) {
+  char wait_once(bool run_out = false, Duration limit = kSpinLimit) {
     const uint64_t target = packed += 10;
     const uint64_t sleeps = counters().sleeps.load();
     const uint64_t missed = counters().missed.load();
@@ -94,7 +94,7 @@ TEST_CASE("spin wait: a lone thread spins after one-mutation flushes while its w
   CHECK(rig.wait_once() == 's');  // then it spins again
   CHECK(rig.counters().spins.load() == 3);
   CHECK(rig.counters().missed.load() == 1);
-  CHECK(rig.counters().nanos.load() == static_cast<uint64_t>(Duration(kLimit).count()));
+  CHECK(rig.counters().nanos.load() == static_cast<uint64_t>(Duration(kSpinLimit).count()));
 }
 
 // A waiter whose spins run out (the thread it waits for cannot run meanwhile)

@@ -30,21 +30,21 @@ using testing::segment_files;
 using testing::TempDir;
 using testing::write_file;
 
-constexpr uint64_t kCapacity = 4096;
+constexpr uint64_t kSegmentCapacity = 4096;
 
 // A segment written byte by byte, as the writer would, with the `synced`
 // of each marker chosen by the test.
-class SegmentBuilder {
+class MarkedSegmentBuilder {
  public:
-  SegmentBuilder(uint64_t id, uint64_t previous_id, uint16_t flags)
-      : id_(id), flags_(flags), bytes_(kCapacity) {
+  MarkedSegmentBuilder(uint64_t id, uint64_t previous_id, uint16_t flags)
+      : id_(id), flags_(flags), bytes_(kSegmentCapacity) {
     std::byte* h = bytes_.data();
     store_u64(h + format::kHeaderMagicOffset, format::kMagic);
     store_u16(h + format::kHeaderVersionOffset, format::kFormatVersion);
     store_u16(h + format::kHeaderFlagsOffset, flags);
     store_u32(h + format::kHeaderSizeOffset, format::kHeaderSize);
     store_u64(h + format::kHeaderIdOffset, id);
-    store_u64(h + format::kHeaderCapacityOffset, kCapacity);
+    store_u64(h + format::kHeaderCapacityOffset, kSegmentCapacity);
     store_u64(h + format::kHeaderPreviousIdOffset, previous_id);
     store_u64(h + format::kHeaderChecksumOffset, checksum({h, format::kHeaderChecksumOffset}));
   }
@@ -96,14 +96,14 @@ class SegmentBuilder {
 
 constexpr uint64_t kId = 1000;
 
-enum class Damage { kPayload, kEntryHeader, kMarker };
+enum class MarkDamage { kPayload, kEntryHeader, kMarker };
 
 // Three sections of two entries each, the damage in the second section.
 // The second marker records a flush that covered the first section; the
 // third records either the same (`flushed_second` false: the second section
 // was only sealed, as periodic does between fsyncs) or a flush that covered
 // the second section too. Returns the damage's offset.
-uint64_t three_sections(SegmentBuilder& b, Damage damage, bool flushed_second) {
+uint64_t three_sections(MarkedSegmentBuilder& b, MarkDamage damage, bool flushed_second) {
   const uint64_t first = b.section({"m0", "m1"}, format::kFirstMarkerOffset);
   const uint64_t second = b.entries.back() + format::entry_footprint(2);
   REQUIRE(b.section({"m2", "m3"}, second) == second);
@@ -111,11 +111,11 @@ uint64_t three_sections(SegmentBuilder& b, Damage damage, bool flushed_second) {
   REQUIRE(b.section({"m4", "m5"}, flushed_second ? third : second) == third);
   CHECK(first == format::kFirstMarkerOffset);
   switch (damage) {
-    case Damage::kPayload: b.flip_bit(b.entries[2] + format::kEntryHeaderSize); return b.entries[2];
-    case Damage::kEntryHeader:
+    case MarkDamage::kPayload: b.flip_bit(b.entries[2] + format::kEntryHeaderSize); return b.entries[2];
+    case MarkDamage::kEntryHeader:
       b.flip_bit(b.entries[2] + format::kEntryTableOffset);
       return b.entries[2];
-    case Damage::kMarker: b.flip_bit(second + 3); return second;
+    case MarkDamage::kMarker: b.flip_bit(second + 3); return second;
   }
   return 0;
 }
@@ -159,10 +159,10 @@ void check_corruption(const std::string& dir, uint64_t damage_at) {
 // Builds three_sections() with each kind of damage and checks the replay.
 template <typename Check>
 void for_each_damage(bool flushed_second, Check check) {
-  for (Damage damage : {Damage::kPayload, Damage::kEntryHeader, Damage::kMarker}) {
+  for (MarkDamage damage : {MarkDamage::kPayload, MarkDamage::kEntryHeader, MarkDamage::kMarker}) {
     CAPTURE(static_cast<int>(damage));
     TempDir dir;
-    SegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
+    MarkedSegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
     const uint64_t at = three_sections(b, damage, flushed_second);
     b.write(dir.path());
     check(dir.path(), at);
@@ -180,7 +180,7 @@ TEST_CASE("synced marks: damage a later marker proves flushed is corruption") {
 
 TEST_CASE("synced marks: skip mode judges each damage by the markers after it") {
   TempDir dir;
-  SegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
+  MarkedSegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
   b.section({"m0", "m1"}, format::kFirstMarkerOffset);
   const uint64_t second = b.entries.back() + format::entry_footprint(2);
   b.section({"m2", "m3"}, second);
@@ -204,14 +204,14 @@ TEST_CASE("synced marks: skip mode judges each damage by the markers after it") 
 }
 
 TEST_CASE("synced marks: the same damage in a segment that is not its run's newest is corruption") {
-  for (Damage damage : {Damage::kPayload, Damage::kMarker}) {
+  for (MarkDamage damage : {MarkDamage::kPayload, MarkDamage::kMarker}) {
     CAPTURE(static_cast<int>(damage));
     TempDir dir;
-    SegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
+    MarkedSegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
     const uint64_t at = three_sections(b, damage, /*flushed_second=*/false);
     b.close();
     b.write(dir.path());
-    SegmentBuilder later(kId + 1, kId, format::kFlagSyncedMarks);
+    MarkedSegmentBuilder later(kId + 1, kId, format::kFlagSyncedMarks);
     later.section({"n0"}, format::kFirstMarkerOffset);
     later.write(dir.path());
     check_corruption(dir.path(), at);
@@ -219,17 +219,17 @@ TEST_CASE("synced marks: the same damage in a segment that is not its run's newe
 }
 
 TEST_CASE("synced marks: a segment without the flag reads as before, its damage is corruption") {
-  for (Damage damage : {Damage::kPayload, Damage::kEntryHeader, Damage::kMarker}) {
+  for (MarkDamage damage : {MarkDamage::kPayload, MarkDamage::kEntryHeader, MarkDamage::kMarker}) {
     CAPTURE(static_cast<int>(damage));
     TempDir dir;
-    SegmentBuilder b(kId, 0, 0);
+    MarkedSegmentBuilder b(kId, 0, 0);
     const uint64_t at = three_sections(b, damage, /*flushed_second=*/false);
     b.write(dir.path());
     check_corruption(dir.path(), at);
   }
   SUBCASE("and its intact sections replay") {
     TempDir dir;
-    SegmentBuilder b(kId, 0, 0);
+    MarkedSegmentBuilder b(kId, 0, 0);
     b.section({"a", "b"}, 0);
     b.section({"c"}, 0);
     b.write(dir.path());
@@ -241,7 +241,7 @@ TEST_CASE("synced marks: a segment without the flag reads as before, its damage 
 
 TEST_CASE("synced marks: a marker whose synced lies past its own offset is not valid") {
   TempDir dir;
-  SegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
+  MarkedSegmentBuilder b(kId, 0, format::kFlagSyncedMarks);
   b.section({"a"}, format::kFirstMarkerOffset + 8);
   b.write(dir.path());
   auto replayed = replay_all(dir.path());

@@ -2,16 +2,17 @@
 // file resumes it with nothing twice, bad input exits 2, a gap exits 1.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "commitlog/commit_log.h"
+#include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
 namespace {
 
+using testing::write_text;
 using testing::run_cli;
 
 // One run of a writer that appends `n` mutations and closes, then an empty
@@ -27,8 +28,6 @@ void write_run(const std::string& dir, int n, const std::string& tag) {
   }
   REQUIRE(CommitLog::open(o).ok());
 }
-
-void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST_CASE("tail cli: its lines are replay's, and a position file resumes it without duplicates") {
   testing::TempDir tmp;

@@ -34,7 +34,7 @@ namespace {
 
 using testing::wait_status;
 
-constexpr int kCycles = 6;
+constexpr int kKillCycles = 6;
 constexpr size_t kSegmentsPerCycle = 18;
 constexpr size_t kStopsPerCycle = 3;
 
@@ -43,7 +43,7 @@ size_t segments_in(const std::string& dir) {
   return files.ok() ? files->size() : 0;
 }
 
-size_t lines_of(const std::string& text) {
+size_t line_count(const std::string& text) {
   return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
@@ -56,7 +56,7 @@ std::string first_difference(const std::string& tailed, const std::string& repla
     return text.substr(begin, std::min<size_t>(120, text.find('\n', begin) - begin));
   };
   return fmt::format("line {} differs: tail '{}', replay '{}'",
-                     lines_of(tailed.substr(0, begin)) + 1, excerpt(tailed), excerpt(replayed));
+                     line_count(tailed.substr(0, begin)) + 1, excerpt(tailed), excerpt(replayed));
 }
 
 // Waits up to `limit` for `done`, checking every few milliseconds.
@@ -157,7 +157,7 @@ void tail_beside_killed_writer(const std::string& access_mode, bool lz4) {
 
   std::mt19937_64 rng(std::random_device{}());
   pid_t tail = start_tail();
-  for (int cycle = 0; cycle < kCycles; ++cycle) {
+  for (int cycle = 0; cycle < kKillCycles; ++cycle) {
     const std::string out = tmp.file(fmt::format("writer-{}.out", cycle));
     const size_t before = segments_in(dir);
     const pid_t pid = testing::spawn(writer, out);
@@ -189,13 +189,13 @@ void tail_beside_killed_writer(const std::string& access_mode, bool lz4) {
 
   const testing::CliResult replay = testing::run_cli(COMMITLOG_CLI, {"replay", dir});
   REQUIRE(replay.exit_code == 0);
-  CHECK(wait_for([&] { return lines_of(tailed()) >= lines_of(replay.out); },
+  CHECK(wait_for([&] { return line_count(tailed()) >= line_count(replay.out); },
                  std::chrono::seconds(60)));
   stop_tail(tail);
   const std::string all = tailed();
   CHECK(checked > 0);
   INFO("the position file says " << testing::read_text_file(position));
-  CHECK(lines_of(all) == lines_of(replay.out));
+  CHECK(line_count(all) == line_count(replay.out));
   CHECK_MESSAGE(all == replay.out, first_difference(all, replay.out));
   std::vector<std::string> check = {"stress", "--check"};
   check.insert(check.end(), workload.begin(), workload.end());

@@ -21,17 +21,15 @@
 #include "commitlog/replayer.h"
 #include "commitlog/tail_reader.h"
 #include "segment/file_name.h"
-#include "tests/support/durable_policies.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/segment_bytes.h"
 
 namespace commitlog {
 namespace {
 
+using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
-
-constexpr char kDir[] = "/db/commitlog";
 
 struct Seen {
   Position position;
@@ -47,7 +45,7 @@ std::string text(std::span<const std::byte> bytes) {
 Options log_options(FaultFileSystem& fs, const std::string& policy, bool lz4, DiskAccessMode mode) {
   Options o;
   o.disk_access_mode = mode;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.file_system = &fs;
   o.sync_policy = policy;
   o.segment_size = 16 << 10;
@@ -64,7 +62,7 @@ std::vector<Seen> replay_all(FaultFileSystem& fs, std::set<uint64_t> only = {}) 
   options.file_system = &fs;
   // Checking durability: every intact entry counts, wherever it lies.
   if (!only.empty()) options.mode = RecoveryMode::kSkip;
-  auto files = list_segment_files(fs, kDir);
+  auto files = list_segment_files(fs, kLogDir);
   REQUIRE(files.ok());
   std::vector<SegmentFile> chosen;
   for (const SegmentFile& f : *files) {
@@ -117,7 +115,7 @@ void run(const std::string& policy, bool lz4, DiskAccessMode mode, uint64_t seed
   std::vector<std::string> acked;
   TailOptions tail_options;
   tail_options.file_system = fs.get();
-  auto tail = std::make_unique<TailReader>(kDir, tail_options);
+  auto tail = std::make_unique<TailReader>(kLogDir, tail_options);
   uint64_t switches = 0;
   constexpr int kRuns = 4;
   for (int run = 0; run < kRuns; ++run) {
@@ -162,7 +160,7 @@ void run(const std::string& policy, bool lz4, DiskAccessMode mode, uint64_t seed
       drain(*tail, *fs, seen);
       if (rng() % 8 == 0) {  // stopped and resumed from its position
         tail_options.from = tail->position();
-        tail = std::make_unique<TailReader>(kDir, tail_options);
+        tail = std::make_unique<TailReader>(kLogDir, tail_options);
       }
     }
     // Power loss while the producer may still append.
@@ -177,7 +175,7 @@ void run(const std::string& policy, bool lz4, DiskAccessMode mode, uint64_t seed
       fs = fs->crash(rng() % 2 == 0 ? CrashMode::kTear : CrashMode::kRandom, rng());
       tail_options.file_system = fs.get();
       tail_options.from = tail->position();
-      tail = std::make_unique<TailReader>(kDir, tail_options);
+      tail = std::make_unique<TailReader>(kLogDir, tail_options);
     }
   }
   // A last run that writes nothing ends the previous one: its last section is
@@ -195,14 +193,41 @@ void run(const std::string& policy, bool lz4, DiskAccessMode mode, uint64_t seed
   CHECK(missing == 0);
 }
 
-TEST_CASE("tail: beside a writer that loses power and restarts, it hands out the final replay, durable when handed out") {
-  std::vector<std::string> policies(testing::kDurablePolicies.begin(), testing::kDurablePolicies.end());
-  policies.push_back("periodic");
-  const char* fixed = std::getenv("COMMITLOG_SEED");  // the first run's seed, to repeat a failure
-  uint64_t seed = fixed != nullptr && *fixed != '\0' ? std::strtoull(fixed, nullptr, 0) : std::random_device{}();
-  for (const std::string& policy : policies) {
-    for (bool lz4 : {false, true}) run(policy, lz4, DiskAccessMode::kLegacy, seed++);
-  }
+// The first run's seed is COMMITLOG_SEED's, to repeat a failure.
+uint64_t first_seed() {
+  const char* fixed = std::getenv("COMMITLOG_SEED");
+  return fixed != nullptr && *fixed != '\0' ? std::strtoull(fixed, nullptr, 0) : std::random_device{}();
+}
+
+// `policy` in the default access mode, plain and LZ4.
+void legacy_runs(const std::string& policy) {
+  uint64_t seed = first_seed();
+  for (bool lz4 : {false, true}) run(policy, lz4, DiskAccessMode::kLegacy, seed++);
+}
+
+TEST_CASE(
+    "tail, power loss and restart: it hands out the final replay, durable when handed out: batch") {
+  legacy_runs("batch");
+}
+
+TEST_CASE(
+    "tail, power loss and restart: it hands out the final replay, durable when handed out: group") {
+  legacy_runs("group");
+}
+
+TEST_CASE(
+    "tail, power loss and restart: it hands out the final replay, durable when handed out: adaptive") {
+  legacy_runs("adaptive");
+}
+
+TEST_CASE(
+    "tail, power loss and restart: it hands out the final replay, durable when handed out: periodic") {
+  legacy_runs("periodic");
+}
+
+TEST_CASE(
+    "tail, power loss and restart: it hands out the final replay, durable when handed out: standard, direct") {
+  uint64_t seed = first_seed();
   for (DiskAccessMode mode : {DiskAccessMode::kStandard, DiskAccessMode::kDirect}) {
     for (bool lz4 : {false, true}) run("batch", lz4, mode, seed++);
   }
@@ -225,13 +250,13 @@ TEST_CASE("tail: a read that raced the writer's flush is read again before what 
   REQUIRE(second < torn_at);
 
   FaultFileSystem fs;
-  REQUIRE(fs.create_dirs(kDir).ok());
-  auto file = fs.open(std::string(kDir) + "/" + segment_file_name(1000), OpenMode::kCreateNew);
+  REQUIRE(fs.create_dirs(kLogDir).ok());
+  auto file = fs.open(std::string(kLogDir) + "/" + segment_file_name(1000), OpenMode::kCreateNew);
   REQUIRE(file.ok());
   REQUIRE((*file)->write_at(0, racing).ok());
   TailOptions options;
   options.file_system = &fs;
-  TailReader tail(kDir, options);
+  TailReader tail(kLogDir, options);
   std::vector<std::string> got;
   const ReplayHandler collect = [&](const ReplayedMutation& m) {
     got.push_back(text(m.payload));
@@ -258,17 +283,17 @@ TEST_CASE("tail: a run killed while it made a segment ends at the next run, past
   next_run.section({"x"});
   next_run.section({"y"});
   FaultFileSystem fs;
-  REQUIRE(fs.create_dirs(kDir).ok());
+  REQUIRE(fs.create_dirs(kLogDir).ok());
   const std::vector<std::pair<uint64_t, std::vector<std::byte>>> files = {
       {1000, killed.plain()}, {1001, std::vector<std::byte>(4096)}, {2000, next_run.plain()}};
   for (const auto& [id, bytes] : files) {
-    auto file = fs.open(std::string(kDir) + "/" + segment_file_name(id), OpenMode::kCreateNew);
+    auto file = fs.open(std::string(kLogDir) + "/" + segment_file_name(id), OpenMode::kCreateNew);
     REQUIRE(file.ok());
     REQUIRE((*file)->write_at(0, bytes).ok());
   }
   TailOptions options;
   options.file_system = &fs;
-  TailReader tail(kDir, options);
+  TailReader tail(kLogDir, options);
   std::vector<std::string> got;
   auto polled = tail.poll([&](const ReplayedMutation& m) {
     got.push_back(text(m.payload));

@@ -11,7 +11,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -27,6 +26,7 @@
 #include "segment/format.h"
 #include "segment/segment_reader.h"
 #include "tests/support/file_modes.h"
+#include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 
@@ -34,13 +34,6 @@ namespace commitlog::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-CliResult run_cli(const std::vector<std::string>& args) { return testing::run_cli(COMMITLOG_CLI, args); }
 
 std::vector<std::string> lines(const std::string& text) {
   std::vector<std::string> out;

@@ -24,20 +24,21 @@
 namespace commitlog {
 namespace {
 
+using testing::flush_sync;
+using testing::kLogDir;
 using namespace std::chrono_literals;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::ManualClock;
 using testing::Op;
 
-constexpr char kDir[] = "/wait/commitlog";
 const std::array<std::string, 4> kPolicies = {"periodic", "batch", "group", "adaptive"};
 
 constexpr Duration kWindow = 1ms;  // group
 
 Options wait_options(FaultFileSystem& fs, ManualClock& clock, const std::string& policy, bool lz4) {
   Options o;
-  o.directory = kDir;
+  o.directory = kLogDir;
   o.sync_policy = policy;
   o.clock = &clock;
   o.policy.group_window = kWindow;
@@ -59,14 +60,11 @@ void release_syncs(FaultFileSystem& fs) {
   fs.release(Op::kSync);
 }
 
-// A flush's sync: msync for plain segments, fdatasync for compressed ones.
-Op flush_sync(bool lz4) { return lz4 ? Op::kSync : Op::kSyncMapped; }
-
 bool ready(const std::future<Status>& f) { return f.wait_for(0s) == std::future_status::ready; }
 
 // Every payload a power loss now would leave.
 std::vector<std::string> survivors(FaultFileSystem& fs) {
-  const testing::Replayed replayed = testing::replay_all(*fs.crash(CrashMode::kDrop, 1), kDir);
+  const testing::Replayed replayed = testing::replay_all(*fs.crash(CrashMode::kDrop, 1), kLogDir);
   CHECK(replayed.report.status.ok());
   return replayed.payloads;
 }

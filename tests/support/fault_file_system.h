@@ -95,6 +95,12 @@ enum class Op {
 inline constexpr size_t kOpCount = 10;
 // The system call's name, as the error messages use it ("msync", "fallocate", ...).
 const char* op_name(Op op);
+// The call that makes a flush durable in the default access mode: msync for
+// plain segments, fdatasync for compressed ones.
+inline Op flush_sync(bool lz4) { return lz4 ? Op::kSync : Op::kSyncMapped; }
+
+// The log's directory in tests whose log lives on a FaultFileSystem.
+inline constexpr char kLogDir[] = "/db/commitlog";
 
 class FaultFileSystem final : public FileSystem {
  public:

@@ -1,5 +1,8 @@
 #include "tests/support/log_files.h"
 
+#include <doctest/doctest.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -29,6 +32,30 @@ void flip_bit(const std::string& path, uint64_t offset, int bit) {
   if (offset >= bytes.size()) throw std::runtime_error("flip_bit past the end of " + path);
   bytes[offset] ^= std::byte(1u << bit);
   write_file(path, bytes);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::unique_ptr<CommitLog> open_log(const Options& options) {
+  auto log = CommitLog::open(options);
+  REQUIRE_MESSAGE(log.ok(), log.status().to_string());
+  return std::move(log).value();
+}
+
+std::vector<uint64_t> seeds(uint64_t base, int runs) {
+  if (const char* s = std::getenv("COMMITLOG_SEED"); s != nullptr && *s != '\0') return {std::strtoull(s, nullptr, 0)};
+  std::vector<uint64_t> out;
+  for (int i = 0; i < runs; ++i) out.push_back(base + static_cast<uint64_t>(i));
+  return out;
 }
 
 Options batch_options(const std::string& dir, uint64_t segment_size, Compression compression,

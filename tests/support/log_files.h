@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "commitlog/commit_log.h"
 #include "commitlog/options.h"
 #include "commitlog/replayer.h"
 
@@ -21,6 +23,16 @@ std::vector<SegmentFile> segment_files(const std::string& dir);
 std::vector<std::byte> read_file(const std::string& path);
 void write_file(const std::string& path, const std::vector<std::byte>& bytes);
 void flip_bit(const std::string& path, uint64_t offset, int bit = 0);
+void write_text(const std::string& path, const std::string& text);
+// The whole file; empty if it cannot be read.
+std::string slurp(const std::string& path);
+
+// The log `options` open, or the test case fails (REQUIRE) naming why.
+std::unique_ptr<CommitLog> open_log(const Options& options);
+
+// The seeds a randomised test case runs: COMMITLOG_SEED alone, to repeat a
+// failure, or `runs` from `base`.
+std::vector<uint64_t> seeds(uint64_t base, int runs);
 
 struct Replayed {
   ReplayReport report;

@@ -4,23 +4,14 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 
+#include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
 
 extern char** environ;
 
 namespace commitlog::testing {
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-}  // namespace
 
 CliResult run_cli(const std::string& cli, const std::vector<std::string>& args) {
   TempDir io;
@@ -47,5 +38,7 @@ CliResult run_cli(const std::string& cli, const std::vector<std::string>& args) 
   result.err = slurp(err_path);
   return result;
 }
+
+CliResult run_cli(const std::vector<std::string>& args) { return run_cli(COMMITLOG_CLI, args); }
 
 }  // namespace commitlog::testing

@@ -15,5 +15,7 @@ struct CliResult {
 
 // Runs `cli` with `args`, stdin from /dev/null; waits for it.
 CliResult run_cli(const std::string& cli, const std::vector<std::string>& args);
+// The same for the commitlog binary this build made.
+CliResult run_cli(const std::vector<std::string>& args);
 
 }  // namespace commitlog::testing
