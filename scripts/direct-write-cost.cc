@@ -7,7 +7,8 @@
 //   /tmp/direct-write-cost FILE PREWRITE STEP OPS
 //     PREWRITE: buffered (4 KiB writes through the page cache, as the bench's
 //               raw references), direct (1 MiB O_DIRECT writes, as the log's
-//               segments), or dropped (buffered, then POSIX_FADV_DONTNEED)
+//               segments), dropped (buffered, then POSIX_FADV_DONTNEED), or
+//               read-back (direct, then the whole file read through the cache)
 //     STEP:     bytes the write position advances per op (4096: a new block
 //               each time; 120: a 100 B record with its header, as the log)
 //   prints ops/s and CPU µs per op (user + system, getrusage)
@@ -22,7 +23,7 @@
 #include <string>
 
 int main(int argc, char** argv) {
-  if (argc != 5) return std::fprintf(stderr, "usage: %s FILE buffered|direct|dropped STEP OPS\n", argv[0]), 2;
+  if (argc != 5) return std::fprintf(stderr, "usage: %s FILE buffered|direct|dropped|read-back STEP OPS\n", argv[0]), 2;
   const char* path = argv[1];
   const std::string prewrite = argv[2];
   const long step = std::atol(argv[3]), ops = std::atol(argv[4]);
@@ -31,15 +32,22 @@ int main(int argc, char** argv) {
   if (posix_memalign(&zeros, 4096, chunk) != 0) return 1;
   std::memset(zeros, 0, chunk);
   unlink(path);
-  int fd = open(path, O_RDWR | O_CREAT | (prewrite == "direct" ? O_DIRECT : 0), 0600);
+  const bool direct_prewrite = prewrite == "direct" || prewrite == "read-back";
+  int fd = open(path, O_RDWR | O_CREAT | (direct_prewrite ? O_DIRECT : 0), 0600);
   if (fd < 0) return std::perror(path), 1;
-  const size_t write_size = prewrite == "direct" ? chunk : 4096;
+  const size_t write_size = direct_prewrite ? chunk : 4096;
   for (size_t at = 0; at < size; at += write_size) {
     if (pwrite(fd, zeros, write_size, static_cast<off_t>(at)) != static_cast<ssize_t>(write_size)) return std::perror("pre-write"), 1;
   }
   if (fdatasync(fd) != 0) return std::perror("fdatasync"), 1;
   if (prewrite == "dropped") posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   close(fd);
+  if (prewrite == "read-back") {
+    fd = open(path, O_RDONLY);
+    while (read(fd, zeros, chunk) > 0) {
+    }
+    close(fd);
+  }
 
   fd = open(path, O_RDWR | O_DIRECT);
   if (fd < 0) return std::perror(path), 1;
