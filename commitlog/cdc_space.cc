@@ -12,7 +12,6 @@ namespace {
 
 constexpr uint64_t kDefaultCap = uint64_t{4096} << 20;
 
-
 }  // namespace
 
 CdcSpace::CdcSpace(FileSystem& fs, std::string dir, const CdcOptions& options)

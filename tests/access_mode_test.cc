@@ -18,9 +18,9 @@
 namespace commitlog {
 namespace {
 
-using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::kLogDir;
 using testing::Op;
 
 Options mode_options(FaultFileSystem& fs, DiskAccessMode mode, Compression compression = Compression::kNone) {

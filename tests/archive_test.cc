@@ -23,10 +23,10 @@
 namespace commitlog {
 namespace {
 
-using testing::write_text;
 using testing::CrashMode;
 using testing::FaultFileSystem;
 using testing::TempDir;
+using testing::write_text;
 
 constexpr uint64_t kArchiveSegmentSize = 64 << 10;
 

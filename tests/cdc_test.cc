@@ -21,9 +21,9 @@
 namespace commitlog {
 namespace {
 
-using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::kLogDir;
 
 constexpr char kRaw[] = "/db/cdc_raw";
 

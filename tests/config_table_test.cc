@@ -27,6 +27,7 @@ namespace commitlog {
 namespace {
 
 using testing::load_ok;
+
 std::string load_failure(const std::string& yaml, const LoadOptions& load = {}) {
   Result<LoadedConfig> config = load_config_string(yaml, "t.yaml", load);
   INFO(yaml);

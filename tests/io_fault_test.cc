@@ -33,9 +33,9 @@
 namespace commitlog {
 namespace {
 
-using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::kLogDir;
 using testing::Op;
 
 ErrorCode code_for(int error) { return error == ENOSPC ? ErrorCode::kNoSpace : ErrorCode::kIoError; }

@@ -26,9 +26,9 @@
 namespace commitlog {
 namespace {
 
+using testing::eventually;
 using testing::flush_sync;
 using testing::kLogDir;
-using testing::eventually;
 
 using namespace std::chrono_literals;
 using testing::CrashMode;

@@ -24,8 +24,8 @@
 namespace commitlog {
 namespace {
 
-using testing::open_log;
 using testing::eventually;
+using testing::open_log;
 
 using testing::replay_all;
 using testing::segment_files;

@@ -24,8 +24,8 @@
 namespace commitlog {
 namespace {
 
-using testing::kLogDir;
 using testing::eventually;
+using testing::kLogDir;
 
 using namespace std::chrono_literals;
 using testing::CrashMode;
@@ -166,11 +166,11 @@ std::string payload(const char* name) {
 
 // Opens a log whose writes are slow against its syncs, waits until the
 // allocator's spare segment exists (its header sync must not be the one
-// held) and the log's threads sleep, and closes the gate. "first", a lone producer, commits its flush on
-// its own thread (SyncThread::lead_flush) or hands it to the sync thread;
-// "second", arriving during that commit, asks the sync thread and so turns the
-// overlap on: its commit runs on the commit thread, held. Then "third" is
-// appended.
+// held) and the log's threads sleep, and closes the gate. "first", a lone
+// producer, commits its flush on its own thread (SyncThread::lead_flush) or
+// hands it to the sync thread; "second", arriving during that commit, asks
+// the sync thread and so turns the overlap on: its commit runs on the commit
+// thread, held. Then "third" is appended.
 struct HeldFlush {
   FaultFileSystem disk;
   GatedFileSystem fs{disk};
@@ -198,8 +198,8 @@ struct HeldFlush {
     const uint64_t led_before = log->metrics().producer_flushes;
     first = append("first");
     REQUIRE(fs.gate.wait_arrived(1));
-    // Had the sync thread not been asleep, it runs first's flush, and first
-    // waits beside second.
+    // Had the sync thread not been asleep, it would run first's flush, and
+    // first would wait beside second.
     const bool first_leads = log->metrics().producer_flushes > led_before;
     second = append("second");
     REQUIRE(eventually([&] { return log->stats().producers_waiting == (first_leads ? 1u : 2u); }));

@@ -39,9 +39,9 @@
 namespace commitlog {
 namespace {
 
-using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::kLogDir;
 
 constexpr uint64_t kPowerLossSegmentSize = 64 << 10;
 constexpr uint32_t kThreadProducers = 2;  // producer 0 appends batches

@@ -43,10 +43,10 @@
 namespace commitlog {
 namespace {
 
-using testing::seeds;
-using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::kLogDir;
+using testing::seeds;
 
 constexpr uint64_t kSmallSegmentSize = 16 << 10;
 constexpr uint32_t kRecoveryProducers = 2;

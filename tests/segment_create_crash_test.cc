@@ -24,9 +24,9 @@
 namespace commitlog {
 namespace {
 
-using testing::kLogDir;
 using testing::CrashMode;
 using testing::FaultFileSystem;
+using testing::kLogDir;
 using testing::Op;
 
 struct SegmentShape {

@@ -12,8 +12,8 @@
 namespace commitlog {
 namespace {
 
-using testing::write_text;
 using testing::run_cli;
+using testing::write_text;
 
 // One run of a writer that appends `n` mutations and closes, then an empty
 // run: the tail may then read the first to its very end.
