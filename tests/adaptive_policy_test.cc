@@ -154,7 +154,7 @@ ClosedLoop::Think staggered(Duration base, Duration stagger) {
   return [=](size_t p, TimePoint) { return base + static_cast<Duration::rep>(p) * stagger; };
 }
 
-TEST_CASE("adaptive: registered by name; producers wait, which wakes an idle sync thread") {
+TEST_CASE("adaptive: registered by name, producers wait, which wakes an idle sync thread") {
   auto names = PolicyRegistry::global().names();
   CHECK(std::find(names.begin(), names.end(), "adaptive") != names.end());
   auto policy = make_adaptive();

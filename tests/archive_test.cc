@@ -124,7 +124,7 @@ struct ArchivedLog {
   }
 };
 
-TEST_CASE("archiving: every finished segment is archived, then deleted; restore replays archive and live log") {
+TEST_CASE("archiving: every finished segment is archived, then deleted, restore replays archive and live log") {
   ArchivedLog t;
   const MetricsSnapshot m = t.run("/bin/cp %path " + t.archive + "/%name");
   const std::vector<std::string> live = names(t.live), archived = names(t.archive);

@@ -106,7 +106,7 @@ TEST_CASE("bench: --large-path runs and labels the pooled and the direct route")
   CHECK(run.out.find("commitlog,batch,direct,") != std::string::npos);
 }
 
-TEST_CASE("bench: kv payloads compress, random ones do not; both with and without lz4") {
+TEST_CASE("bench: kv payloads compress, random ones do not, both with and without lz4") {
   // Each flush is compressed on its own, so a flush must hold many records
   // for their common fields to count: 64 producers.
   const Run run = run_cli(

@@ -33,7 +33,7 @@ std::vector<std::byte> bytes_of(const std::filesystem::path& path) {
   return out;
 }
 
-TEST_CASE("fuzz regressions: segment inputs never crash the reader; seeds replay their entries") {
+TEST_CASE("fuzz regressions: segment inputs never crash the reader, seeds replay their entries") {
   const auto files = inputs("segment");
   REQUIRE(files.size() >= 2);
   for (const auto& path : files) {
@@ -43,7 +43,7 @@ TEST_CASE("fuzz regressions: segment inputs never crash the reader; seeds replay
   }
 }
 
-TEST_CASE("fuzz regressions: config inputs never crash the reader; seeds load") {
+TEST_CASE("fuzz regressions: config inputs never crash the reader, seeds load") {
   const auto files = inputs("config");
   REQUIRE(files.size() >= 2);
   for (const auto& path : files) {
@@ -53,7 +53,7 @@ TEST_CASE("fuzz regressions: config inputs never crash the reader; seeds load") 
   }
 }
 
-TEST_CASE("fuzz regressions: resp inputs never crash the parser; seeds parse to the end") {
+TEST_CASE("fuzz regressions: resp inputs never crash the parser, seeds parse to the end") {
   const auto files = inputs("resp");
   REQUIRE(files.size() >= 2);
   for (const auto& path : files) {

@@ -88,7 +88,7 @@ TEST_CASE("kv: with --requirepass only AUTH and QUIT run before the password, wi
   CHECK(leaving.closed_by_server());
 }
 
-TEST_CASE("kv: --requirepass-file reads the password from a file; an empty one is refused" *
+TEST_CASE("kv: --requirepass-file reads the password from a file, an empty one is refused" *
           doctest::skip(kv_missing())) {
   TempDir tmp;
   std::ofstream(tmp.file("pass")) << "from-a-file\n";
@@ -137,7 +137,7 @@ TEST_CASE("kv: protected mode refuses to listen beyond the loopback without a pa
   CHECK(c.command({"PING"}).text == "NOAUTH Authentication required.");
 }
 
-TEST_CASE("kv: past --maxclients a new client is told so and closed; a freed place is taken again" *
+TEST_CASE("kv: past --maxclients a new client is told so and closed, a freed place is taken again" *
           doctest::skip(kv_missing())) {
   TempDir tmp;
   KvServer server(tmp.file("data"), {"--maxclients", "3"}, tmp.file("out"));
@@ -186,11 +186,13 @@ TEST_CASE("kv: --maxmemory-clients holds 40 clients each sending 15 MB of a 16 M
                           << std::stoull(memory.at("mem_clients_normal")) / (1 << 20) << " MiB");
   CHECK(std::stoull(memory.at("mem_clients_normal")) <= kBound);
   CHECK(std::stoi(stats.at("evicted_clients")) >= 30);
-  // The bound, plus one client's next growth in flight and the allocator's
-  // slack. Under ASan the resident size says nothing about the bound: its
-  // quarantine keeps every freed buffer resident (256 MiB by default), so
-  // there the server's own count above is the check.
-  if (!kAddressSanitizer) CHECK(peak - baseline <= kBound + (32u << 20));
+  // The bound, plus one client's next growth in flight, the buffer of a
+  // client just evicted that its thread has not freed yet (each up to the
+  // 16 MiB request), and the allocator's slack. Under ASan the resident size
+  // says nothing about the bound: its quarantine keeps every freed buffer
+  // resident (256 MiB by default), so there the server's own count above is
+  // the check.
+  if (!kAddressSanitizer) CHECK(peak - baseline <= kBound + (48u << 20));
   CHECK(watcher.command({"PING"}).text == "PONG");
   CHECK(watcher.command({"SET", "small", "v"}).text == "OK");
   CHECK(server.alive());

@@ -151,7 +151,7 @@ TEST_CASE("lifecycle: segments are deleted while the log runs, and ids keep incr
   }
 }
 
-TEST_CASE("lifecycle: segments of an earlier process are deleted once discarded; a damaged one is kept") {
+TEST_CASE("lifecycle: segments of an earlier process are deleted once discarded, a damaged one is kept") {
   TempDir dir;
   uint64_t first = 0;
   {

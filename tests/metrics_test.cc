@@ -20,7 +20,7 @@ using testing::TempDir;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TEST_CASE("metrics: a snapshot counts what happened; JSON and Prometheus name every series") {
+TEST_CASE("metrics: a snapshot counts what happened, JSON and Prometheus name every series") {
   TempDir dir;
   Options options;
   options.directory = dir.path();

@@ -223,7 +223,7 @@ TEST_CASE("group needs a window") {
   CHECK(policy.status().message().find("commitlog_sync_group_window") != std::string::npos);
 }
 
-TEST_CASE("periodic: producers never wait while syncs keep up; one flush per period") {
+TEST_CASE("periodic: producers never wait while syncs keep up, one flush per period") {
   PolicyLog log("periodic", periodic(milliseconds(100), milliseconds(100), milliseconds(150)));
   for (uint64_t period = 1; period <= 10; ++period) {
     for (int i = 0; i < 10; ++i) log.append();  // returns at once, or the test hangs

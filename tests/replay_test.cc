@@ -218,7 +218,7 @@ TEST_CASE("bytes of an older segment left in a newer one's tail are never replay
   CHECK(skip.payloads == log.payloads);
 }
 
-TEST_CASE("a damaged segment header is corruption of that segment; skip mode replays the others") {
+TEST_CASE("a damaged segment header is corruption of that segment, skip mode replays the others") {
   TempDir dir;
   CrashedLog log = write_crashed_log(dir.path(), {1});
   const std::string real = newest_segment(dir.path());

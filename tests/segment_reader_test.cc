@@ -146,7 +146,7 @@ TEST_CASE("reader: non-zero bytes after the last marker are one region, to their
   CHECK(r.end.kind == EndKind::kTorn);
 }
 
-TEST_CASE("reader: a file shorter than its capacity is durable truncation; what precedes the cut is read") {
+TEST_CASE("reader: a file shorter than its capacity is durable truncation, what precedes the cut is read") {
   const SegmentBuilder b = three_sections();
   auto bytes = b.plain();
   bytes.resize(b.entries()[3] + 10);  // inside m3
@@ -205,7 +205,7 @@ TEST_CASE("image: a compressed segment reads as the same entries at the same pos
   CHECK(compressed.end.kind == EndKind::kClosed);
 }
 
-TEST_CASE("image: a bad stored checksum with a later flush is durable; only that flush is missing") {
+TEST_CASE("image: a bad stored checksum with a later flush is durable, only that flush is missing") {
   SegmentBuilder b = three_sections();
   b.close();
   std::vector<uint64_t> at;
@@ -257,7 +257,7 @@ TEST_CASE("image: zeros where the next section header belongs, and only zeros af
   CHECK(r.end.kind == EndKind::kEndOfData);
 }
 
-TEST_CASE("image: a compressed file cut inside an allocation step is truncation; at a step's end it is not") {
+TEST_CASE("image: a compressed file cut inside an allocation step is truncation, at a step's end it is not") {
   SegmentBuilder b(1000, 64 << 10);
   for (int i = 0; i < 40; ++i) b.section({std::string(700, static_cast<char>('a' + i % 26)) + std::to_string(i)});
   std::vector<uint64_t> at;

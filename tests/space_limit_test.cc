@@ -92,7 +92,7 @@ Options limited_log(const std::string& dir) {
   return options;
 }
 
-TEST_CASE("hard limit: appends are slowed, then blocked; a deadline returns kTimedOut; discard frees them") {
+TEST_CASE("hard limit: appends are slowed, then blocked, a deadline returns kTimedOut, discard frees them") {
   TempDir dir;
   auto opened = CommitLog::open(limited_log(dir.path()));
   REQUIRE(opened.ok());

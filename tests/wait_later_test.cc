@@ -89,7 +89,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-TEST_CASE("wait later: an append that does not wait returns before durable; wait_durable returns once durable") {
+TEST_CASE("wait later: an append that does not wait returns before durable, wait_durable returns once durable") {
   for (const std::string& policy : kPolicies) {
     for (const bool lz4 : {false, true}) {
       CAPTURE(policy);
