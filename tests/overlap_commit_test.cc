@@ -148,7 +148,7 @@ Options gated_options(FileSystem& fs) {
   o.directory = kLogDir;
   o.sync_policy = "batch";
   o.compression = Compression::kLz4;
-  o.segment_size = 1 << 20;  // no segment switch in these tests
+  o.segment_size = 64 << 10;  // four 3,000-byte payloads: no segment switch in these tests
   o.file_system = &fs;
   return o;
 }

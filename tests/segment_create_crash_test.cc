@@ -112,8 +112,8 @@ TEST_CASE("segment creation: a kill -9 or a power loss at any step leaves a file
 }
 
 TEST_CASE("segment creation: a kill -9 or a power loss at any step leaves a file replay accepts: direct") {
-  // Above the 1 MiB pre-write chunk, so it takes several writes.
-  check_every_step({{SegmentIo::kDirect, 4096}, (2 << 20) + (64 << 10)});
+  // Above the 1 MiB pre-write chunk, so it takes two writes.
+  check_every_step({{SegmentIo::kDirect, 4096}, (1 << 20) + (64 << 10)});
 }
 
 }  // namespace
