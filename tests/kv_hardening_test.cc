@@ -47,8 +47,8 @@ bool eventually(int port, Ready ready, std::chrono::seconds limit = 10s) {
   return false;
 }
 
-TEST_CASE("kv: with --requirepass only AUTH and QUIT run before the password, with Redis's replies" *
-          doctest::skip(kv_missing())) {
+TEST_CASE(
+    "kv: with --requirepass only AUTH and QUIT run before the password, with Redis's replies") {
   TempDir tmp;
   KvServer server(tmp.file("data"), {"--requirepass", "s3cret"}, tmp.file("out"));
   Client c(server.port());
@@ -88,8 +88,7 @@ TEST_CASE("kv: with --requirepass only AUTH and QUIT run before the password, wi
   CHECK(leaving.closed_by_server());
 }
 
-TEST_CASE("kv: --requirepass-file reads the password from a file, an empty one is refused" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: --requirepass-file reads the password from a file, an empty one is refused") {
   TempDir tmp;
   std::ofstream(tmp.file("pass")) << "from-a-file\n";
   {
@@ -106,7 +105,7 @@ TEST_CASE("kv: --requirepass-file reads the password from a file, an empty one i
   CHECK(run.out.find("--requirepass-file " + tmp.file("empty") + ": its first line is empty") != std::string::npos);
 }
 
-TEST_CASE("kv: without a password AUTH says none is configured" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: without a password AUTH says none is configured") {
   TempDir tmp;
   KvServer server(tmp.file("data"), {}, tmp.file("out"));
   Client c(server.port());
@@ -114,8 +113,7 @@ TEST_CASE("kv: without a password AUTH says none is configured" * doctest::skip(
   CHECK(c.command({"PING"}).text == "PONG");
 }
 
-TEST_CASE("kv: protected mode refuses to listen beyond the loopback without a password" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: protected mode refuses to listen beyond the loopback without a password") {
   TempDir tmp;
   for (const char* bind : {"0.0.0.0", "::"}) {
     CAPTURE(bind);
@@ -137,8 +135,8 @@ TEST_CASE("kv: protected mode refuses to listen beyond the loopback without a pa
   CHECK(c.command({"PING"}).text == "NOAUTH Authentication required.");
 }
 
-TEST_CASE("kv: past --maxclients a new client is told so and closed, a freed place is taken again" *
-          doctest::skip(kv_missing())) {
+TEST_CASE(
+    "kv: past --maxclients a new client is told so and closed, a freed place is taken again") {
   TempDir tmp;
   KvServer server(tmp.file("data"), {"--maxclients", "3"}, tmp.file("out"));
   std::vector<std::unique_ptr<Client>> clients;
@@ -158,8 +156,8 @@ TEST_CASE("kv: past --maxclients a new client is told so and closed, a freed pla
   CHECK(info(*clients[0], "clients").at("maxclients") == "3");
 }
 
-TEST_CASE("kv: --maxmemory-clients holds 40 clients each sending 15 MB of a 16 MB SET under the bound" *
-          doctest::skip(kv_missing())) {
+TEST_CASE(
+    "kv: --maxmemory-clients holds 40 clients each sending 15 MB of a 16 MB SET under the bound") {
   constexpr uint64_t kBound = 96u << 20;
   TempDir tmp;
   KvServer server(tmp.file("data"), {"--maxmemory-clients", "96mb"}, tmp.file("out"));
@@ -198,8 +196,8 @@ TEST_CASE("kv: --maxmemory-clients holds 40 clients each sending 15 MB of a 16 M
   CHECK(server.alive());
 }
 
-TEST_CASE("kv: --timeout closes a client idle that long, a half-sent request too, and keeps a busy one" *
-          doctest::skip(kv_missing())) {
+TEST_CASE(
+    "kv: --timeout closes a client idle that long, a half-sent request too, and keeps a busy one") {
   TempDir tmp;
   KvServer server(tmp.file("data"), {"--timeout", "0.5"}, tmp.file("out"));
   Client idle(server.port());
@@ -220,8 +218,7 @@ TEST_CASE("kv: --timeout closes a client idle that long, a half-sent request too
 }
 
 TEST_CASE("kv: the data directory, the log's directory, segments and snapshots are the owner's alone, "
-          "whatever the umask" *
-          doctest::skip(kv_missing())) {
+          "whatever the umask") {
   TempDir tmp;
   const std::string data = tmp.file("data");
   Umask lax(0);

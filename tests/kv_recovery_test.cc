@@ -21,7 +21,6 @@ namespace commitlog {
 namespace {
 
 using testing::kv_binary;
-using testing::kv_missing;
 
 // commitlog-kv with its stdout and stderr on one pipe, read line by line.
 class Kv {
@@ -88,7 +87,7 @@ void write_long_log(const std::string& dir, int count) {
   REQUIRE((*log)->close().ok());
 }
 
-TEST_CASE("kv recovery: SIGINT or SIGTERM during the replay stops the start" * doctest::skip(kv_missing())) {
+TEST_CASE("kv recovery: SIGINT or SIGTERM during the replay stops the start") {
   testing::TempDir dir;
   write_long_log(dir.file("commitlog"), 3'000'000);
   for (int sig : {SIGINT, SIGTERM}) {
@@ -102,7 +101,7 @@ TEST_CASE("kv recovery: SIGINT or SIGTERM during the replay stops the start" * d
   }
 }
 
-TEST_CASE("kv recovery: --recovery takes the four modes and refuses others" * doctest::skip(kv_missing())) {
+TEST_CASE("kv recovery: --recovery takes the four modes and refuses others") {
   for (const char* mode : {"tolerate-torn-tail", "absolute", "point-in-time", "skip", "strict"}) {
     CAPTURE(mode);
     testing::TempDir dir;
@@ -117,8 +116,7 @@ TEST_CASE("kv recovery: --recovery takes the four modes and refuses others" * do
   CHECK(kv.output().find("unknown recovery mode 'lenient'") != std::string::npos);
 }
 
-TEST_CASE("kv recovery: a FIFO named like a segment is refused, naming it, without hanging" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv recovery: a FIFO named like a segment is refused, naming it, without hanging") {
   testing::TempDir dir;
   std::filesystem::create_directories(dir.file("commitlog"));
   const std::string fifo = dir.file("commitlog/CommitLog-1-5.log");

@@ -43,7 +43,6 @@ using testing::Client;
 using testing::KvServer;
 using testing::Reply;
 using testing::info;
-using testing::kv_missing;
 
 size_t segment_count(const std::string& dir) {
   size_t n = 0;
@@ -60,7 +59,7 @@ std::string write_config(const testing::TempDir& tmp, const std::string& yaml) {
 
 // ---------------------------------------------------------------------------
 
-TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest") {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
   Client c(server.port());
@@ -115,8 +114,7 @@ TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest" * doctes
   CHECK(server.alive());
 }
 
-TEST_CASE("kv: the server spins only when its config says so" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: the server spins only when its config says so") {
   testing::TempDir tmp;
   const auto spin_wait_us = [&](const std::vector<std::string>& flags, const std::string& name) {
     KvServer server(tmp.file(name), flags, tmp.file(name + ".out"));
@@ -132,8 +130,8 @@ TEST_CASE("kv: the server spins only when its config says so" *
         "1000");
 }
 
-TEST_CASE("kv: the server runs adaptive unless its config or --policy names a policy, and says why" *
-          doctest::skip(kv_missing())) {
+TEST_CASE(
+    "kv: the server runs adaptive unless its config or --policy names a policy, and says why") {
   testing::TempDir tmp;
   // "<INFO's commitlog_sync> | <the start line's commitlog_sync (why)>".
   const auto policy = [&](const std::vector<std::string>& flags, const std::string& name) {
@@ -155,7 +153,7 @@ TEST_CASE("kv: the server runs adaptive unless its config or --policy names a po
   CHECK(policy({"--config", group, "--policy", "batch"}, "flag") == "batch | batch (--policy)");
 }
 
-TEST_CASE("kv: the start line says which disk access mode is in effect and why" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: the start line says which disk access mode is in effect and why") {
   testing::TempDir tmp;
   const auto start_line = [&](const std::string& yaml, const std::string& name) {
     KvServer server(tmp.file(name), {"--config", write_config(tmp, yaml)}, tmp.file(name + ".out"));
@@ -170,8 +168,7 @@ TEST_CASE("kv: the start line says which disk access mode is in effect and why" 
             .find("commitlog_disk_access_mode direct (auto: as O_DIRECT works in ") != std::string::npos);
 }
 
-TEST_CASE("kv: the server's threads carry names that ps, top and perf show" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: the server's threads carry names that ps, top and perf show") {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--threads", "2"}, tmp.file("out"));
   Client c(server.port());
@@ -181,8 +178,7 @@ TEST_CASE("kv: the server's threads carry names that ps, top and perf show" *
   for (const std::string& name : threads) CHECK_MESSAGE(names.count(name) == 1, name);
 }
 
-TEST_CASE("kv: malformed input gets a protocol error and the server lives on" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: malformed input gets a protocol error and the server lives on") {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -220,7 +216,7 @@ TEST_CASE("kv: malformed input gets a protocol error and the server lives on" *
         static_cast<int64_t>(cases.size()));
 }
 
-TEST_CASE("kv: oversized values are refused" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: oversized values are refused") {
   testing::TempDir tmp;
   const std::string config = write_config(tmp,
                                           "commitlog_sync: batch\n"
@@ -251,8 +247,7 @@ TEST_CASE("kv: oversized values are refused" * doctest::skip(kv_missing())) {
   CHECK(server.alive());
 }
 
-TEST_CASE("kv: abrupt disconnects neither crash the server nor lose an acknowledged write" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: abrupt disconnects neither crash the server nor lose an acknowledged write") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
   {
@@ -285,7 +280,7 @@ TEST_CASE("kv: abrupt disconnects neither crash the server nor lose an acknowled
   CHECK(c.command({"GET", "h"}).nil);
 }
 
-TEST_CASE("kv: a restart replays the log into the table" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: a restart replays the log into the table") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
   {
@@ -312,7 +307,7 @@ TEST_CASE("kv: a restart replays the log into the table" * doctest::skip(kv_miss
   CHECK(info(c, "persistence").at("kv_startup_replayed_mutations") == "352");
 }
 
-TEST_CASE("kv: snapshot, discard, then a restart from the snapshot" * doctest::skip(kv_missing())) {
+TEST_CASE("kv: snapshot, discard, then a restart from the snapshot") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
   // Small segments, so the writes before the snapshot fill several.
@@ -415,8 +410,7 @@ void kill_during_load(const std::string& policy_yaml, const std::string& name,
   CHECK(lost == 0);
 }
 
-TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET") {
   SUBCASE("batch") { kill_during_load("commitlog_sync: batch\n", "batch"); }
   SUBCASE("group") {
     kill_during_load("commitlog_sync: group\ncommitlog_sync_group_window: 2ms\n",
@@ -433,8 +427,7 @@ TEST_CASE("kv: kill -9 during a write load loses no acknowledged SET" *
   }
 }
 
-TEST_CASE("kv: with cdc_enabled its changes wait in DIR/cdc_raw for a tail, discards or not" *
-          doctest::skip(kv_missing())) {
+TEST_CASE("kv: with cdc_enabled its changes wait in DIR/cdc_raw for a tail, discards or not") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
   const std::string config = write_config(tmp,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Every doctest test case is a CTest test of the same name. Discovery lists
-# the binary's test cases when it is built, so a case skipped then (a binary
-# it spawns not built yet) is never registered, and CTest splits a name at
-# each ';' into tests that match nothing and pass.
+# the binary's test cases when it is built, leaving out any case that skips
+# itself then, and CTest splits a name at each ';' into tests that match
+# nothing and pass.
 #   registration_test.sh BUILD_DIR TEST_BINARY
 set -euo pipefail
 build_dir=$1

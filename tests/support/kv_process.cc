@@ -26,10 +26,9 @@ std::string kv_binary() {
   return cli.substr(0, cli.rfind('/') + 1) + "commitlog-kv";
 }
 
-bool kv_missing() { return !std::filesystem::exists(kv_binary()); }
-
 KvServer::KvServer(const std::string& dir, std::vector<std::string> flags, const std::string& out)
     : out_(out) {
+  REQUIRE_MESSAGE(std::filesystem::exists(kv_binary()), kv_binary() << " is not built");
   std::vector<std::string> args = {kv_binary(), "--dir", dir, "--port", "0"};
   args.insert(args.end(), flags.begin(), flags.end());
   pid_ = spawn(args, ChildOutput{ChildOutput::Kind::kTruncate, out});

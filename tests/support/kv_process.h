@@ -14,8 +14,6 @@
 namespace commitlog::testing {
 
 std::string kv_binary();
-// True when commitlog-kv was not built (the tests that need it skip).
-bool kv_missing();
 
 class KvServer {
  public:
