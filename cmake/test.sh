@@ -9,22 +9,29 @@ bash cmake/install-deps.sh
 # Much of the suite waits on fdatasync and on the processes it spawns, so it
 # runs one test more at a time than there are cores.
 jobs=$(($(nproc) + 1))
+# Runs a stage and says how long it took.
+timed() {
+  local stage=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: $stage took $((SECONDS - start)) s"
+}
 cmake --preset release >/dev/null
-cmake --build --preset release
-ctest --preset release -j"$jobs" --timeout 600
+timed "release build" cmake --build --preset release
+timed "release tests" ctest --preset release -j"$jobs" --timeout 600
 if [[ "${CI:-}" == "true" || "${COMMITLOG_SANITIZERS:-}" == "1" ]]; then
   # The sanitizer builds stop at what their tests run: the test binary, and the
   # CLI and the kv server it spawns (not the shared library or space-stall tool).
   sanitized_targets=(--target commitlog_tests commitlog_cli commitlog-kv)
   cmake --preset asan-ubsan >/dev/null
-  cmake --build --preset asan-ubsan "${sanitized_targets[@]}"
-  ctest --preset asan-ubsan -j"$jobs" --timeout 900
+  timed "ASan+UBSan build" cmake --build --preset asan-ubsan "${sanitized_targets[@]}"
+  timed "ASan+UBSan tests" ctest --preset asan-ubsan -j"$jobs" --timeout 900
   # Under TSan the tests of the kv example server are left out: the server runs
   # its own epoll-driven Boost.Fiber scheduler, whose stack switches TSan cannot
   # follow, and a (false) report there aborts the server mid-test. The library's
   # own fiber tests run under TSan.
   cmake --preset tsan >/dev/null
-  cmake --build --preset tsan "${sanitized_targets[@]}"
-  ctest --preset tsan -j"$jobs" --timeout 900 -E '^kv:'
-  FUZZ_SECONDS=${FUZZ_SECONDS:-60} bash cmake/fuzz.sh
+  timed "TSan build" cmake --build --preset tsan "${sanitized_targets[@]}"
+  timed "TSan tests" ctest --preset tsan -j"$jobs" --timeout 900 -E '^kv:'
+  FUZZ_SECONDS=${FUZZ_SECONDS:-60} timed "fuzzing" bash cmake/fuzz.sh
 fi
