@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   close(fd);
   if (prewrite == "read-back") {
     fd = open(path, O_RDONLY);
+    if (fd < 0) return std::perror(path), 1;
     while (read(fd, zeros, chunk) > 0) {
     }
     close(fd);
