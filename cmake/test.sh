@@ -22,9 +22,11 @@ timed "release tests" ctest --preset release -j"$jobs" --timeout 600
 if [[ "${CI:-}" == "true" || "${COMMITLOG_SANITIZERS:-}" == "1" ]]; then
   # The sanitizer builds stop at what their tests run: the test binary, and the
   # CLI and the kv server it spawns (not the shared library or space-stall tool).
+  # The ASan+UBSan tree (clang) also holds the fuzz targets, built here at once.
   sanitized_targets=(--target commitlog_tests commitlog_cli commitlog-kv)
   cmake --preset asan-ubsan >/dev/null
-  timed "ASan+UBSan build" cmake --build --preset asan-ubsan "${sanitized_targets[@]}"
+  timed "ASan+UBSan build" cmake --build --preset asan-ubsan "${sanitized_targets[@]}" \
+    fuzz_segment_reader fuzz_config fuzz_resp
   timed "ASan+UBSan tests" ctest --preset asan-ubsan -j"$jobs" --timeout 900
   # Under TSan the kv example server's `kv:` tests are left out: the server runs
   # its own epoll-driven Boost.Fiber scheduler, whose stack switches TSan cannot

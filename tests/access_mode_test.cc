@@ -41,7 +41,9 @@ TEST_CASE("disk access modes: every mode, plain and LZ4, replays every mutation 
       {DiskAccessMode::kDirect, Compression::kNone},   {DiskAccessMode::kStandard, Compression::kLz4},
       {DiskAccessMode::kDirect, Compression::kLz4},
   };
-  for (const auto& [mode, compression] : shapes) {
+  for (const auto& shape : shapes) {
+    const DiskAccessMode mode = shape.first;
+    const Compression compression = shape.second;
     for (uint64_t block : {4096, 16384}) {
       const std::string name = access_mode_name(mode);
       CAPTURE(name);

@@ -60,7 +60,9 @@ TEST_CASE("config table: an unknown key within two edits of a known one is a war
       {"sync_period", "commitlog_sync_period"},  // the prefix left out
       {"segment_size", "commitlog_segment_size"},
   };
-  for (const auto& [typo, known] : typos) {
+  for (const auto& pair : typos) {
+    const char* typo = pair.first;
+    const char* known = pair.second;
     const LoadedConfig c = load_ok(std::string("cluster_name: x\n") + typo + ": 1\n");
     INFO(typo);
     REQUIRE(c.warnings.size() == 1);

@@ -31,7 +31,9 @@ ConfigValue setting(const LoadedConfig& config) {
 }
 
 TEST_CASE("disk access mode: each value loads into Options, plain and compressed") {
-  for (const auto& [name, mode] : kDiskAccessModes) {
+  for (const auto& named : kDiskAccessModes) {
+    const std::string_view name = named.first;
+    const DiskAccessMode mode = named.second;
     for (const std::string compression : {"", kLz4}) {
       if (mode == DiskAccessMode::kMmap && !compression.empty()) continue;
       INFO(name << compression);

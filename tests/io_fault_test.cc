@@ -77,7 +77,7 @@ void check_acknowledged_survive(FaultFileSystem& fs, const std::vector<std::stri
     CHECK_MESSAGE(replayed.report.status.ok(), replayed.report.status.to_string());
     std::map<std::string, int> count;
     for (const auto& p : replayed.payloads) ++count[p];
-    for (const auto& [payload, n] : count) CHECK_MESSAGE(n == 1, payload.substr(0, 24));
+    for (const auto& kept : count) CHECK_MESSAGE(kept.second == 1, kept.first.substr(0, 24));
     size_t missing = 0;
     for (const auto& a : acked) missing += count.count(a) == 0 ? 1 : 0;
     CHECK_MESSAGE(missing == 0, missing << " of " << acked.size() << " acknowledged appends lost");

@@ -191,7 +191,9 @@ TEST_CASE("kv: malformed input gets a protocol error and the server lives on") {
       {std::string(70000, 'a'), "too big inline request"},
       {std::string("*1\r\n$") + std::string(70000, '9'), "too big bulk length line"},
   };
-  for (const auto& [input, expected] : cases) {
+  for (const auto& malformed : cases) {
+    const std::string& input = malformed.first;
+    const std::string& expected = malformed.second;
     INFO("input: " << input.substr(0, 40));
     Client c(server.port());
     REQUIRE(c.send(input));
