@@ -55,6 +55,10 @@ class File {
   virtual void prefault_mapped(uint64_t /*offset*/, uint64_t /*length*/) {}
   // Writes all of `data` at `offset` (pwrite, retried on short writes).
   virtual Status write_at(uint64_t offset, std::span<const std::byte> data) = 0;
+  // Writes all of `pieces`, one after another, from `offset` in one call
+  // (pwritev), so that they reach the device as one write. Direct I/O: each
+  // piece as write_at() requires. The default calls write_at() for each.
+  virtual Status write_gathered_at(uint64_t offset, std::span<const std::span<const std::byte>> pieces);
   // Writes all of `data` at `offset` and returns once those bytes, and what
   // reading them back needs (the file size they extend to), are durable
   // (pwritev2 with RWF_DSYNC). Says nothing of other writes not yet synced:

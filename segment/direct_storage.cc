@@ -30,17 +30,22 @@ class DirectStorage final : public PooledImageStorage {
 
   // The whole blocks go from the image; the block the range ends inside goes
   // from a copy, zero after the range: producers may be writing the image
-  // past it, and what they write must not reach the file torn.
+  // past it, and a device or file system that checksums what it is given
+  // (stable pages) must not be handed bytes that change while they are
+  // written. Both go in one write, so a flush costs the device one request.
   Result<StagedWrite> stage(uint64_t offset, uint64_t length, bool) override {
     const uint64_t end = offset + length;
     const uint64_t from = offset / block_ * block_;
     const uint64_t whole_end = std::max(from, end / block_ * block_);
-    if (whole_end > from) CL_RETURN_IF_ERROR(file_->write_at(from, {image_ + from, whole_end - from}));
+    std::span<const std::byte> pieces[2];
+    size_t count = 0;
+    if (whole_end > from) pieces[count++] = {image_ + from, whole_end - from};
     if (end > whole_end) {
       std::memcpy(last_block_.get(), image_ + whole_end, end - whole_end);
       std::memset(last_block_.get() + (end - whole_end), 0, block_ - (end - whole_end));
-      CL_RETURN_IF_ERROR(file_->write_at(whole_end, {last_block_.get(), block_}));
+      pieces[count++] = {last_block_.get(), block_};
     }
+    CL_RETURN_IF_ERROR(file_->write_gathered_at(from, {pieces, count}));
     return staged(offset, length, whole_end - from + (end > whole_end ? block_ : 0));
   }
 

@@ -104,6 +104,44 @@ TEST_CASE("posix direct I/O: a misaligned direct write fails with EINVAL") {
   CHECK(address.message().find(std::strerror(EINVAL)) != std::string::npos);
 }
 
+TEST_CASE("posix direct I/O: a gathered write puts its blocks one after another, and a misaligned piece fails") {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) return;
+  const uint64_t block = posix_file_system()->direct_io_block_size(dir.path()).value();
+  auto file = new_direct_file(dir.file("segment"), 4 * block);
+  AlignedBytes one = aligned(block, 0x11), two = aligned(2 * block, 0x22), back = aligned(4 * block, 0);
+  const std::span<const std::byte> pieces[] = {{one.get(), block}, {two.get(), 2 * block}};
+  REQUIRE(file->write_gathered_at(block, pieces).ok());
+  REQUIRE(file->read_at(0, {back.get(), 4 * block}).ok());
+  CHECK(back.get()[block - 1] == std::byte{0});
+  CHECK(back.get()[block] == std::byte{0x11});
+  CHECK(back.get()[2 * block - 1] == std::byte{0x11});
+  CHECK(back.get()[2 * block] == std::byte{0x22});
+  CHECK(back.get()[4 * block - 1] == std::byte{0x22});
+  const std::span<const std::byte> misaligned[] = {{one.get(), block}, {two.get(), 100}};
+  const Status refused = file->write_gathered_at(0, misaligned);
+  CHECK(refused.message().find(std::strerror(EINVAL)) != std::string::npos);
+  CHECK(refused.message().find(dir.file("segment")) != std::string::npos);
+}
+
+TEST_CASE("posix: a gathered write of more pieces than one call takes writes them all in order") {
+  TempDir dir;
+  auto file = posix_file_system()->open(dir.file("f"), OpenMode::kCreateNew);
+  REQUIRE(file.ok());
+  std::vector<std::vector<std::byte>> bytes;
+  std::vector<std::span<const std::byte>> pieces;
+  std::vector<std::byte> want(7, std::byte{0});
+  for (int i = 0; i < 40; ++i) {  // sizes 0 to 12, the empty ones too
+    bytes.emplace_back(static_cast<size_t>(i % 13), static_cast<std::byte>(i + 1));
+    want.insert(want.end(), bytes.back().begin(), bytes.back().end());
+  }
+  for (const auto& b : bytes) pieces.emplace_back(b);
+  REQUIRE((*file)->write_gathered_at(7, pieces).ok());
+  auto whole = read_whole_file(*posix_file_system(), dir.file("f"));
+  REQUIRE(whole.ok());
+  CHECK(*whole == want);
+}
+
 TEST_CASE("posix direct I/O: a file opened for direct I/O cannot be mapped") {
   TempDir dir;
   if (on_tmpfs(dir.path())) return;
