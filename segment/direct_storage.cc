@@ -17,10 +17,11 @@ constexpr uint64_t kPrewriteChunk = 1 << 20;
 // was; only the bytes after the last flush's tail can be torn, and the reader
 // takes them for the torn tail they are.
 //
-// commit() is one fdatasync, not RWF_DSYNC writes: a flush that spans blocks
-// writes twice (its whole blocks, then its last one), and each durable write
-// would flush the device's cache; one fdatasync flushes it once. Payloads are
-// copied into the image: direct I/O takes only aligned buffers.
+// commit() is one fdatasync after the flush's one write, as in the standard
+// storage: on a device without FUA a RWF_DSYNC write costs the same write and
+// cache flush, and keeping the two apart keeps every storage on the one
+// stage/commit protocol. Payloads are copied into the image: direct I/O
+// takes only aligned buffers.
 class DirectStorage final : public PooledImageStorage {
  public:
   DirectStorage(std::unique_ptr<File> file, PooledBuffer buffer, uint64_t block_size)
