@@ -68,16 +68,7 @@ class PosixFile final : public File {
   }
 
   Status write_at(uint64_t offset, std::span<const std::byte> data) override {
-    while (!data.empty()) {
-      ssize_t n = ::pwrite(fd_, data.data(), data.size(), static_cast<off_t>(offset));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::from_errno(errno, "write " + path_);
-      }
-      data = data.subspan(static_cast<size_t>(n));
-      offset += static_cast<uint64_t>(n);
-    }
-    return {};
+    return write_gathered_at(offset, {&data, 1});
   }
 
   Status write_gathered_at(uint64_t offset, std::span<const std::span<const std::byte>> pieces) override {
