@@ -71,6 +71,10 @@ class File {
   // Makes written data durable (fdatasync).
   virtual Status sync() = 0;
   virtual Result<uint64_t> size() = 0;
+  // Sets the file's size (ftruncate); the new size is durable once sync()
+  // returns. Shrinking frees space, so it works on a full disk too. The
+  // default: kNotSupported.
+  virtual Status truncate(uint64_t size);
 };
 
 enum class OpenMode {

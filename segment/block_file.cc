@@ -39,6 +39,16 @@ class BlockFile final : public File {
     std::lock_guard lock(mu_);
     return size_;
   }
+  // To `size` rounded up to a block; the copy past `size` becomes zeros, as
+  // a file that never held those bytes reads.
+  Status truncate(uint64_t size) override {
+    std::lock_guard lock(mu_);
+    const uint64_t end = (size + block_ - 1) / block_ * block_;
+    CL_RETURN_IF_ERROR(file_->truncate(end));
+    if (size < capacity_) std::memset(copy_.get() + size, 0, capacity_ - size);
+    size_ = end;
+    return {};
+  }
 
  private:
   Status write(uint64_t offset, std::span<const std::byte> data, bool durable) {

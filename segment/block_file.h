@@ -8,7 +8,8 @@
 // pre-writes the range, zeros where nothing was written, instead of
 // reserving it: later writes then overwrite written blocks, and no
 // fdatasync has extents to convert. The file's size is always a whole number
-// of blocks: what a write or an allocation reaches, rounded up.
+// of blocks: what a write or an allocation reaches, rounded up, or what
+// truncate() leaves.
 //
 // Memory: the copy is as large as the file.
 // Thread-safety: as File; calls that write are serialised.

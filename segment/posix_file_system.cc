@@ -140,6 +140,11 @@ class PosixFile final : public File {
     return static_cast<uint64_t>(st.st_size);
   }
 
+  Status truncate(uint64_t size) override {
+    if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) return Status::from_errno(errno, "ftruncate " + path_);
+    return {};
+  }
+
  private:
   int fd_;
   std::string path_;
@@ -264,6 +269,10 @@ Status File::write_gathered_at(uint64_t offset, std::span<const std::span<const 
 Status File::write_at_durable(uint64_t offset, std::span<const std::byte> data) {
   CL_RETURN_IF_ERROR(write_at(offset, data));
   return sync();
+}
+
+Status File::truncate(uint64_t size) {
+  return Status::not_supported("truncate to " + std::to_string(size) + " bytes: this file does not offer it");
 }
 
 Result<uint64_t> FileSystem::direct_io_block_size(const std::string& dir) {

@@ -58,6 +58,7 @@ class ImageBuilder {
       }
       at = end;
     }
+    ends_in_fragment_ = at < file_.size();
     if (!group_.empty()) return torn_end(group_.front().at, DamageKind::kIncompleteFlushGroup);
     stop();
   }
@@ -142,11 +143,24 @@ class ImageBuilder {
     stop();
   }
 
-  // A size no allocation step explains: the file was cut.
+  // Whether the file was cut. The writer takes a step only when the next
+  // section would reach past the file's end, and note_allocation() repeats
+  // that, so every section read lies below allocated_ and the file the
+  // writer left was at least that long. A cut inside or after a section read
+  // leaves the file below allocated_, but for a cut inside the header of a
+  // section the writer took a step for: the walk then ends on a fragment
+  // shorter than a header.
+  // A file longer than allocated_ but short of one more step is a growth the
+  // disk did not finish: on a full disk ext4's fallocate keeps what it
+  // allocated, and a short direct write of a step's zeros extends the file
+  // too. The writer cuts it back, but a crash or a failed ftruncate may leave
+  // it: zeros past allocated_, and no fragment.
   void stop() {
     const uint64_t size = file_.size();
     const uint64_t step = std::min(format::kCompressedAllocationStep, header_.capacity);
-    if (size != allocated_ && size < allocated_ + step && !whole_blocks_of_allocation(size)) {
+    const bool unfinished_growth = !ends_in_fragment_ && nonzero_end(file_, allocated_) == allocated_;
+    if (size < allocated_ ||
+        (size > allocated_ && size < allocated_ + step && !unfinished_growth && !whole_blocks_of_allocation(size))) {
       image_.damage.push_back({size, allocated_ > size ? allocated_ - size : 0, DamageKind::kTruncated, true,
                                chain_});
     }
@@ -203,6 +217,7 @@ class ImageBuilder {
   // the last applied flush left.
   uint64_t chain_ = format::kFirstMarkerOffset;
   uint64_t allocated_ = format::kHeaderSize;  // the file size the writer has allocated so far
+  bool ends_in_fragment_ = false;  // the walk ended on fewer bytes than a section header
 };
 
 }  // namespace

@@ -18,8 +18,10 @@
 // Truncation. A plain segment is preallocated to its capacity, so a shorter
 // file was cut after the fact. A compressed file grows in steps of
 // format::kCompressedAllocationStep that its sections determine, and a power
-// loss may only undo whole steps, so a size no step sequence explains is a
-// cut too. Either is durable damage.
+// loss may only undo whole steps, so a file shorter than its sections' steps
+// was cut too. Either is durable damage. A file longer than its steps by
+// zeros, short of one more step, holds a growth a full disk did not finish:
+// no damage (segment_image.cc says why no cut looks like that).
 #pragma once
 
 #include <cstdint>

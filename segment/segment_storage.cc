@@ -188,7 +188,15 @@ class CompressedStorage final : public SegmentStorage {
       // Space is reserved ahead in steps: a write that also grows the file
       // makes every fdatasync commit a metadata change, a journal write each.
       const uint64_t step = std::max<uint64_t>(std::min(format::kCompressedAllocationStep, capacity_), total);
-      CL_RETURN_IF_ERROR(file_->allocate(allocated_, step));
+      if (Status grown = file_->allocate(allocated_, step); !grown.ok()) {
+        // A growth that fails may have extended the file part of the way
+        // (ext4's fallocate on a full disk; a short write of a step's zeros
+        // in whole blocks): it goes back to its old size, which the sections
+        // explain to a reader. Should that fail too, the reader still takes
+        // the partial step for what it is (segment_image.cc).
+        file_->truncate(allocated_).ignore();
+        return grown;
+      }
       allocated_ += step;
     }
     if (hold_headers_) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <string>
 
 namespace commitlog::testing {
@@ -158,6 +159,19 @@ class FaultFileSystem::FaultFile final : public File {
     return static_cast<uint64_t>(node_->data.size());
   }
 
+  // The new size is durable with the next sync, as the old one was until then.
+  Status truncate(uint64_t size) override {
+    std::lock_guard lock(fs_.mu_);
+    if (fs_.plug_pulled_) return Status::from_errno(EIO, "ftruncate " + path_ + " (the power is off)");
+    if (!writable_) return Status::from_errno(EINVAL, "ftruncate " + path_);
+    if (size > node_->data.size()) return grow_locked(size, "ftruncate ");
+    if (node_->mappings > 0) {
+      return Status::from_errno(EINVAL, "ftruncate " + path_ + ": cannot shrink a mapped file in FaultFileSystem");
+    }
+    node_->data.resize(size);
+    return {};
+  }
+
  private:
   static void make_size_durable(Node& n) {
     if (n.durable.size() != n.data.size()) n.durable.resize(n.data.size());
@@ -182,9 +196,13 @@ class FaultFileSystem::FaultFile final : public File {
 
   // REQUIRES: fs_.mu_ held.
   Status store_locked(uint64_t offset, std::span<const std::byte> data) {
-    CL_RETURN_IF_ERROR(grow_locked(offset + data.size(), "write "));
-    if (!data.empty()) std::memcpy(node_->data.data() + offset, data.data(), data.size());
-    return {};
+    const Status grown = grow_locked(offset + data.size(), "write ");
+    // A full disk may have left room for a part: a short write.
+    const std::vector<std::byte>& now = node_->data;
+    size_t kept = grown.ok() ? data.size() : 0;
+    if (grown.code() == ErrorCode::kNoSpace && offset < now.size()) kept = std::min(data.size(), now.size() - offset);
+    if (kept > 0) std::memcpy(node_->data.data() + offset, data.data(), kept);
+    return grown;
   }
 
   // EINVAL unless a direct transfer is aligned. REQUIRES: fs_.mu_ held.
@@ -206,6 +224,13 @@ class FaultFileSystem::FaultFile final : public File {
     if (n.mappings > 0) {
       return Status::from_errno(EINVAL, what + path_ + ": cannot grow a mapped file in FaultFileSystem");
     }
+    if (const uint64_t room = fs_.room_locked(); size - n.data.size() > room) {
+      if (fs_.partial_growth_) {
+        const uint64_t block = direct_ ? fs_.direct_io_block_size_ : kPageSize;
+        n.data.resize(std::max<uint64_t>(n.data.size(), (n.data.size() + room) / block * block));
+      }
+      return Status::from_errno(ENOSPC, what + path_ + " (the disk is full)");
+    }
     n.data.resize(size);
     return {};
   }
@@ -221,6 +246,22 @@ class FaultFileSystem::FaultFile final : public File {
 FaultFileSystem::FaultFileSystem() { dirs_ = {{"/", 0755}, {".", 0755}}; }
 
 FaultFileSystem::~FaultFileSystem() = default;
+
+void FaultFileSystem::set_space_limit(std::optional<uint64_t> bytes, bool partial) {
+  std::lock_guard lock(mu_);
+  space_limit_ = bytes;
+  partial_growth_ = partial;
+}
+
+uint64_t FaultFileSystem::room_locked() const {
+  if (!space_limit_) return UINT64_MAX;
+  std::set<const Node*> counted;  // a file under two names takes its room once
+  uint64_t used = 0;
+  for (const auto& [path, node] : files_) {
+    if (counted.insert(node.get()).second) used += node->data.size();
+  }
+  return *space_limit_ > used ? *space_limit_ - used : 0;
+}
 
 Status FaultFileSystem::check_locked(Op op, const std::string& what) {
   const auto i = static_cast<size_t>(op);

@@ -126,6 +126,13 @@ class FaultFileSystem final : public FileSystem {
   // The volume's size: 1GiB unless set_volume_bytes() says otherwise.
   Result<uint64_t> volume_bytes(const std::string& dir) override;
   void set_volume_bytes(uint64_t bytes);
+  // A full disk: from now on the files together may hold `bytes` (their
+  // sizes; nullopt: any number, as at first). A call that would grow a file
+  // past that fails with ENOSPC: allocate(), or a write past the file's end.
+  // With `partial`, as ext4 does, it first grows the file as far as there is
+  // room, in whole 4096-byte blocks (direct I/O blocks for a direct file),
+  // and a write stores the bytes that fit. crash() returns a disk with room.
+  void set_space_limit(std::optional<uint64_t> bytes, bool partial = false);
 
   // Fault injection. After `after_calls` more successful calls of `op`, calls
   // of `op` fail with Status::from_errno(error, ...) (so ENOSPC is kNoSpace):
@@ -203,6 +210,8 @@ class FaultFileSystem final : public FileSystem {
   // Counts a call of `op` and returns the error it must fail with, if any.
   // REQUIRES: mu_ held.
   Status check_locked(Op op, const std::string& what);
+  // Bytes the files may still grow by (set_space_limit). REQUIRES: mu_ held.
+  uint64_t room_locked() const;
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Node>> files_;    // the namespace now
@@ -215,6 +224,8 @@ class FaultFileSystem final : public FileSystem {
   std::vector<Prefault> prefaults_;
   uint64_t direct_io_block_size_ = 4096;  // 0: no direct I/O
   uint64_t volume_bytes_ = uint64_t{1} << 30;
+  std::optional<uint64_t> space_limit_;
+  bool partial_growth_ = false;
   mutable std::mutex hold_mu_;
   mutable std::condition_variable hold_cv_;
   std::array<bool, kOpCount> held_{};       // guarded by hold_mu_
