@@ -1,6 +1,7 @@
 // The face of both binaries: --version, an unknown or missing command, help
-// text, sizes in the yaml's syntax, and `commitlog config`'s --strict, --format
-// yaml and error lists, driven through the built binaries.
+// text, sizes in the yaml's syntax, `commitlog config`'s --strict, --format
+// yaml and error lists, and the inputs stress --check does not find, driven
+// through the built binaries.
 #include <fstream>
 #include <string>
 
@@ -73,6 +74,18 @@ TEST_CASE("cli: size options take the yaml's syntax") {
   CHECK(not_a_size.out.find("'32MB' is not a size (e.g. 100, 4KiB, 32MiB)") != std::string::npos);
   CHECK(cli("stress --dir " + dir.file("stress") + " --duration 0.1 --segment-size 64KiB --max-size 1KiB").exit_code ==
         0);
+}
+
+TEST_CASE("cli: stress --check names the input it does not find") {
+  testing::TempDir dir;
+  REQUIRE(cli("stress --dir " + dir.file("log") + " --duration 0.1 --segment-size 64KiB --max-size 1KiB").exit_code ==
+          0);
+  const Run no_acks = cli("stress --check --dir " + dir.file("log") + " --max-size 1KiB --acks " + dir.file("acks"), true);
+  CHECK(no_acks.exit_code == 2);
+  CHECK(no_acks.out == "commitlog stress --check: --acks " + dir.file("acks") + ": no such file or directory\n");
+  const Run no_log = cli("stress --check --dir " + dir.file("nothing") + " --max-size 1KiB", true);
+  CHECK(no_log.exit_code == 2);
+  CHECK(no_log.out == "commitlog stress --check: --dir " + dir.file("nothing") + ": no such file or directory\n");
 }
 
 TEST_CASE("cli: config --strict makes a warning exit 2") {

@@ -1,12 +1,14 @@
 // commitlog-kv against hostile or careless clients, with Redis's names and
-// replies: AUTH and NOAUTH, protected mode, maxclients, maxmemory-clients,
+// replies: AUTH, HELLO and NOAUTH, protected mode, maxclients, maxmemory-clients,
 // idle timeout; and the permissions of every file the server creates.
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -105,6 +107,73 @@ TEST_CASE("kv: --requirepass-file reads the password from a file, an empty one i
                                      tmp.file("empty") + " 2>&1");
   CHECK(run.exit_code == 2);
   CHECK(run.out.find("--requirepass-file " + tmp.file("empty") + ": its first line is empty") != std::string::npos);
+}
+
+TEST_CASE("kv: an empty --requirepass is refused, naming it") {
+  TempDir tmp;
+  const ProcessRun run =
+      run_process(kv_binary() + " --dir " + tmp.file("data") + " --port 0 --requirepass '' 2>&1");
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.rfind("commitlog-kv: --requirepass: ", 0) == 0);
+  CHECK(std::count(run.out.begin(), run.out.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(tmp.file("data")));
+}
+
+// HELLO's reply in RESP2: a flat array of keys and values.
+std::map<std::string, Reply> hello_fields(const Reply& reply) {
+  std::map<std::string, Reply> fields;
+  REQUIRE(reply.type == '*');
+  REQUIRE(reply.elements.size() % 2 == 0);
+  for (size_t i = 0; i < reply.elements.size(); i += 2) fields[reply.elements[i].text] = reply.elements[i + 1];
+  return fields;
+}
+
+TEST_CASE("kv: HELLO logs in with its AUTH option, as Redis 6+ clients do, and speaks RESP2 only") {
+  TempDir tmp;
+  KvServer server(tmp.file("data"), {"--requirepass", "s3cret"}, tmp.file("out"));
+  const std::string wrongpass = "WRONGPASS invalid username-password pair or user is disabled.";
+  Client c(server.port());
+  CHECK(c.command({"HELLO"}).text.rfind("NOAUTH HELLO must be called with the client already authenticated", 0) == 0);
+  CHECK(c.command({"HELLO", "3", "AUTH", "default", "guess"}).text == wrongpass);
+  CHECK(c.command({"HELLO", "2", "AUTH", "someone", "s3cret"}).text == wrongpass);
+  CHECK(c.command({"PING"}).text == "NOAUTH Authentication required.");
+  // Malformed requests are refused before the password is looked at.
+  CHECK(c.command({"HELLO", "x"}).text == "ERR Protocol version is not an integer or out of range");
+  CHECK(c.command({"HELLO", "4", "AUTH", "default", "s3cret"}).text == "NOPROTO unsupported protocol version");
+  CHECK(c.command({"HELLO", "2", "AUTH", "default"}).text == "ERR Syntax error in HELLO option 'AUTH'");
+  CHECK(c.command({"PING"}).text == "NOAUTH Authentication required.");
+  // RESP3 is refused after the login it carries, which holds, as in Redis:
+  // clients then go on in RESP2.
+  const Reply resp3 = c.command({"hello", "3", "auth", "default", "s3cret"});
+  CHECK(resp3.type == '-');
+  CHECK(resp3.text == "NOPROTO unsupported protocol version");
+  CHECK(c.command({"PING"}).text == "PONG");
+  const auto fields = hello_fields(c.command({"HELLO"}));
+  CHECK(fields.at("server").text == "commitlog-kv");
+  CHECK(fields.at("proto").integer == 2);
+  CHECK(fields.at("id").integer > 0);
+  CHECK(fields.at("role").text == "master");
+  CHECK(fields.at("modules").type == '*');
+
+  Client other(server.port());
+  const auto logged_in = hello_fields(other.command({"HELLO", "2", "AUTH", "default", "s3cret", "SETNAME", "app"}));
+  CHECK(logged_in.at("proto").integer == 2);
+  CHECK(logged_in.at("id").integer != fields.at("id").integer);
+  CHECK(other.command({"SET", "k", "v"}).text == "OK");
+  CHECK(other.command({"HELLO", "2", "SETNAME", "a b"}).text ==
+        "ERR Client names cannot contain spaces, newlines or special characters.");
+  CHECK(other.command({"HELLO", "2", "FOO"}).text == "ERR Syntax error in HELLO option 'FOO'");
+}
+
+TEST_CASE("kv: without a password HELLO answers at once, and its AUTH takes the default user") {
+  TempDir tmp;
+  KvServer server(tmp.file("data"), {}, tmp.file("out"));
+  Client c(server.port());
+  CHECK(hello_fields(c.command({"HELLO", "2"})).at("proto").integer == 2);
+  CHECK(c.command({"HELLO", "3"}).text == "NOPROTO unsupported protocol version");
+  CHECK(hello_fields(c.command({"HELLO", "2", "AUTH", "default", "anything"})).at("proto").integer == 2);
+  CHECK(c.command({"HELLO", "2", "AUTH", "someone", "anything"}).text ==
+        "WRONGPASS invalid username-password pair or user is disabled.");
 }
 
 TEST_CASE("kv: without a password AUTH says none is configured") {

@@ -52,6 +52,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/fiber/all.hpp>
@@ -336,10 +337,12 @@ int run_driver(const StressArgs& args) {
 }
 
 int run_check(const StressArgs& args) {
-  std::error_code ec;
-  for (const std::string& path : {args.dir, args.acks}) {
+  // Each named with its flag: the message says which input is missing.
+  for (const auto& [flag, path] : {std::pair{"--dir", args.dir}, std::pair{"--acks", args.acks}}) {
+    std::error_code ec;
     if (!path.empty() && !std::filesystem::exists(path, ec)) {
-      fmt::print(stderr, "commitlog stress --check: {}: no such file or directory\n", path);
+      fmt::print(stderr, "commitlog stress --check: {} {}: {}\n", flag, path,
+                 ec ? ec.message() : "no such file or directory");
       return kExitUsage;
     }
   }

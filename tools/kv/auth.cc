@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <fstream>
 
 namespace commitlog::kv {
@@ -40,7 +41,32 @@ bool is_loopback(const std::string& bind) {
 
 }  // namespace
 
+bool Auth::accepts(std::string_view user, std::string_view password) const {
+  if (!required()) return user == "default";
+  return same_secret(password, password_) && user == "default";
+}
+
 bool Auth::admit(std::span<const std::string_view> args, bool* authenticated, std::string* out) const {
+  if (equals_upper(args[0], "HELLO")) {
+    const Hello hello = parse_hello(args);
+    if (!hello.error.empty()) {
+      resp::error(out, hello.error);
+      return false;
+    }
+    if (hello.user) {
+      if (!accepts(*hello.user, *hello.password)) {
+        resp::error(out, "WRONGPASS invalid username-password pair or user is disabled.");
+        return false;
+      }
+      *authenticated = true;
+    }
+    if (!required() || *authenticated) return true;
+    resp::error(out,
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+                "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+                "select the RESP protocol version at the same time");
+    return false;
+  }
   if (equals_upper(args[0], "AUTH")) {
     if (args.size() < 2) {
       resp::error(out, "ERR wrong number of arguments for 'auth' command");
@@ -50,7 +76,7 @@ bool Auth::admit(std::span<const std::string_view> args, bool* authenticated, st
       resp::error(out,
                   "ERR AUTH <password> called without any password configured for the default "
                   "user. Are you sure your configuration is correct?");
-    } else if (same_secret(args.back(), password_) && (args.size() == 2 || args[1] == "default")) {
+    } else if (accepts(args.size() == 2 ? "default" : args[1], args.back())) {
       *authenticated = true;
       resp::simple(out, "OK");
     } else {
@@ -70,6 +96,47 @@ resp::Limits Auth::limits(const resp::Limits& limits, bool authenticated) const 
   small.max_args = std::min(small.max_args, kUnauthenticatedArgs);
   small.max_request = std::min(small.max_request, kUnauthenticatedBulk * kUnauthenticatedArgs);
   return small;
+}
+
+Hello parse_hello(std::span<const std::string_view> args) {
+  Hello hello;
+  if (args.size() >= 2) {
+    const std::string_view v = args[1];
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), hello.version);
+    if (ec != std::errc() || end != v.data() + v.size()) {
+      hello.error = "ERR Protocol version is not an integer or out of range";
+      return hello;
+    }
+    if (hello.version < 2 || hello.version > 3) {
+      hello.error = "NOPROTO unsupported protocol version";
+      return hello;
+    }
+  }
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t more = args.size() - 1 - i;
+    if (equals_upper(args[i], "AUTH") && more >= 2) {
+      hello.user = args[i + 1];
+      hello.password = args[i + 2];
+      i += 2;
+    } else if (equals_upper(args[i], "SETNAME") && more >= 1) {
+      hello.name = args[++i];
+      // Redis's rule: printable ASCII without spaces.
+      if (!std::all_of(hello.name->begin(), hello.name->end(), [](char c) { return c > ' ' && c <= '~'; })) {
+        hello.error = "ERR Client names cannot contain spaces, newlines or special characters.";
+        return hello;
+      }
+    } else {
+      hello.error = "ERR Syntax error in HELLO option '" + resp::printable(args[i], 64) + "'";
+      return hello;
+    }
+  }
+  return hello;
+}
+
+Status check_requirepass(const std::string& password) {
+  if (!password.empty()) return {};
+  return Status::invalid_argument(
+      "--requirepass: the password is empty, which would require none; give one, or leave the option out");
 }
 
 Result<std::string> read_password_file(const std::string& path) {

@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "tools/kv/auth.h"
 #include "tools/kv/resp.h"
 
 namespace commitlog::kv {
@@ -92,6 +93,32 @@ void info(Args args, CommandContext& c, std::string* out) {
   resp::bulk(out, c.info ? c.info(sections) : std::string());
 }
 
+// Auth::admit() has checked the request and done its AUTH. The server
+// speaks RESP2 alone: HELLO 3 gets NOPROTO (as from a Redis without RESP3;
+// clients then go on in RESP2), the rest the server's description, a map
+// sent as RESP2 sends maps, a flat array of keys and values. SETNAME's name
+// is checked and dropped: no command shows it.
+void hello(Args args, CommandContext& c, std::string* out) {
+  const Hello request = parse_hello(args);
+  if (!request.error.empty()) return resp::error(out, request.error);
+  if (request.version == 3) return resp::error(out, "NOPROTO unsupported protocol version");
+  resp::array(out, 14);
+  resp::bulk(out, "server");
+  resp::bulk(out, "commitlog-kv");
+  resp::bulk(out, "version");
+  resp::bulk(out, COMMITLOG_VERSION);
+  resp::bulk(out, "proto");
+  resp::integer(out, 2);
+  resp::bulk(out, "id");
+  resp::integer(out, static_cast<int64_t>(c.client_id));
+  resp::bulk(out, "mode");
+  resp::bulk(out, "standalone");
+  resp::bulk(out, "role");
+  resp::bulk(out, "master");
+  resp::bulk(out, "modules");
+  resp::array(out, 0);
+}
+
 void quit(Args, CommandContext& c, std::string* out) {
   c.quit = true;
   resp::simple(out, "OK");
@@ -107,6 +134,7 @@ constexpr Command kCommands[] = {
     {"PING", -1, ping}, {"ECHO", 2, echo},      {"SET", -3, set},   {"GET", 2, get},
     {"DEL", -2, del},   {"EXISTS", -2, exists}, {"INCR", 2, incr},  {"MSET", -3, mset},
     {"MGET", -2, mget}, {"DBSIZE", 1, dbsize},  {"INFO", -1, info}, {"QUIT", -1, quit},
+    {"HELLO", -1, hello},
 };
 
 const Command* find(std::string_view name) {

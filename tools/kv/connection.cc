@@ -1,6 +1,7 @@
 #include "tools/kv/connection.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "tools/kv/commands.h"
@@ -14,6 +15,8 @@ constexpr size_t kMaxPendingReplies = 1u << 20;
 // Reads that found data without waiting before the fiber lets others run.
 constexpr int kGreedyReads = 8;
 
+std::atomic<uint64_t> next_client_id{0};  // HELLO's id: connections in the order they came
+
 class Connection {
  public:
   Connection(int fd, std::unique_ptr<ClientRegistry::Handle> client, const ConnectionEnv& env,
@@ -22,7 +25,7 @@ class Connection {
         client_(std::move(client)),
         env_(env),
         worker_(worker),
-        context_{env.store, env.info, {}, false} {}
+        context_{env.store, env.info, {}, false, next_client_id.fetch_add(1) + 1} {}
 
   void run() {
     if (!socket_.status().ok()) return;

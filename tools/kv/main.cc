@@ -196,6 +196,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
+  if (commitlog::Status empty =
+          pass->count() > 0 ? commitlog::kv::check_requirepass(options.password) : commitlog::Status();
+      !empty.ok()) {
+    fmt::print(stderr, "commitlog-kv: {}\n", empty.message());
+    return kExitUsage;
+  }
   try {
     return run(args, std::move(options));
   } catch (const std::exception& e) {
