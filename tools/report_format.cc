@@ -16,7 +16,8 @@ void add_mode_option(CLI::App* cmd, RecoveryMode& mode, RecoveryMode default_mod
   cmd->add_option_function<std::string>(
          "--mode", [&mode](const std::string& name) { mode = *parse_recovery_mode(name); },
          "at damage: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
-         "point-in-time (stop at corruption, without error), skip (pass over damage and go on)")
+         "point-in-time (stop at corruption: no error from the library, still exit 1 here), skip (pass over "
+         "damage and go on)")
       ->check([](const std::string& name) {
         return parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
       })
