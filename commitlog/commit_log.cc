@@ -3,6 +3,7 @@
 #include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
 #include "commitlog/cdc_writer.h"
+#include "commitlog/directory_lock.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
 #include "commitlog/segment_allocator.h"
@@ -31,11 +32,13 @@ uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
 }  // namespace
 
 // Members are declared in dependency order, so they are destroyed sync
-// thread first, allocator last. The chain hands finished segments to the
-// lifecycle on the sync thread.
+// thread first, allocator last, and the directory's lock after all of them.
+// The chain hands finished segments to the lifecycle on the sync thread.
 struct CommitLog::Impl {
-  Impl(const Options& o, AccessModeChoice mode, std::unique_ptr<SyncPolicy> p, uint64_t first_id)
-      : options(o),
+  Impl(std::unique_ptr<FileLock> l, const Options& o, AccessModeChoice mode, std::unique_ptr<SyncPolicy> p,
+       uint64_t first_id)
+      : directory_lock(std::move(l)),
+        options(o),
         access_mode(std::move(mode)),
         policy(std::move(p)),
         image_buffers(o.segment_size, o.max_compression_buffers_in_pool),
@@ -113,6 +116,7 @@ struct CommitLog::Impl {
     return static_cast<uint64_t>((clock.now() - start).count());
   }
 
+  std::unique_ptr<FileLock> directory_lock;  // held from open() until close()
   Options options;
   const AccessModeChoice access_mode;
   std::unique_ptr<SyncPolicy> policy;
@@ -130,7 +134,18 @@ struct CommitLog::Impl {
   uint64_t initial_allocation_waits = 0;  // taking the first segment is not a stall
 };
 
+Result<std::unique_ptr<FileLock>> CommitLog::lock_directory(const Options& options) {
+  FileSystem& fs = *options.file_system;
+  CL_RETURN_IF_ERROR(fs.create_dirs(options.directory, options.directory_mode));
+  return lock_log_directory(fs, options.directory, options.file_mode);
+}
+
 Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
+  return open(options, nullptr);
+}
+
+// `lock`: null to take it here, once the options are known to be usable.
+Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::unique_ptr<FileLock> lock) {
   FileSystem& fs = *options.file_system;
   // Markers hold 32-bit offsets (format::kFlagSyncedMarks).
   static_assert(format::kMaxSyncedMarksCapacity < (uint64_t{1} << DurableWaiters::kOffsetBits));
@@ -144,13 +159,22 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
   CL_RETURN_IF_ERROR(fs.create_dirs(options.directory, options.directory_mode));
   auto policy = PolicyRegistry::global().create(options.sync_policy, options.policy);
   if (!policy.ok()) return policy.status();
-  auto first_id = next_segment_id(fs, *options.clock, options.directory);
-  if (!first_id.ok()) return first_id.status();
   auto mode = choose_access_mode(options, options.directory);
   if (!mode.ok()) return mode.status();
+  if (lock == nullptr) {
+    auto taken = lock_log_directory(fs, options.directory, options.file_mode);
+    if (!taken.ok()) return taken.status();
+    lock = std::move(taken).value();
+  } else if (lock->path() != lock_file_path(options.directory)) {
+    return Status::invalid_argument("open " + options.directory + " with the lock of " + lock->path() +
+                                    ": not this directory's");
+  }
+  // Only under the lock: until then another owner may be writing segments.
+  auto first_id = next_segment_id(fs, *options.clock, options.directory);
+  if (!first_id.ok()) return first_id.status();
 
-  auto impl = std::make_unique<Impl>(options, std::move(mode).value(), std::move(policy).value(),
-                                     *first_id);
+  auto impl = std::make_unique<Impl>(std::move(lock), options, std::move(mode).value(),
+                                     std::move(policy).value(), *first_id);
   CL_RETURN_IF_ERROR(impl->chain.start());
   impl->initial_allocation_waits = impl->allocator.waits();
   impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
@@ -279,6 +303,7 @@ Status CommitLog::close() {
     if (s.cdc) s.cdc->stop();
     s.lifecycle->stop();
     s.allocator.stop();
+    s.directory_lock.reset();  // nothing of this log touches the directory any more
   }
   return s.waiters.error();
 }

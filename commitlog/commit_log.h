@@ -84,7 +84,20 @@ class CommitLog {
   // Opens a new log in options.directory (created if missing), continuing
   // the segment ids above those already there. Existing segments are left
   // alone: replay them first (commitlog/replayer.h).
+  // One owner per directory: the log holds the lock file LOCK in it from
+  // before it lists a segment until close(). An open of a directory that
+  // another log holds, in this process or another, fails at once with
+  // kBusy: "DIR: the commit log is already open in process 1234 (lock file
+  // DIR/LOCK)". A killed owner's lock ends with its process.
   static Result<std::unique_ptr<CommitLog>> open(const Options& options);
+  // For an embedder that replays before it opens: takes the lock open()
+  // takes (creating options.directory if missing), so that nothing writes
+  // the log between the replay and the open. Replay, then open with it.
+  static Result<std::unique_ptr<FileLock>> lock_directory(const Options& options);
+  // open() holding `lock`, which lock_directory() took for
+  // options.directory; kInvalidArgument for any other lock.
+  static Result<std::unique_ptr<CommitLog>> open(const Options& options,
+                                                 std::unique_ptr<FileLock> lock);
   ~CommitLog();  // close()
 
   CommitLog(const CommitLog&) = delete;
@@ -133,8 +146,9 @@ class CommitLog {
   Status wait_durable(Position position);
   // Makes everything appended so far durable, and waits for it.
   Status sync();
-  // Flushes everything, finishes the active segment and stops the log's
-  // threads. Further appends fail with kClosed. Idempotent.
+  // Flushes everything, finishes the active segment, stops the log's
+  // threads and releases the directory's lock. Further appends fail with
+  // kClosed. Idempotent.
   Status close();
 
   // What an append that follows the sync policy is acknowledged with

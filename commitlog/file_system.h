@@ -22,12 +22,18 @@
 // permission bits they are given, less the process umask (so a stricter
 // umask wins); by default the owner's alone, since segments hold every
 // mutation in the clear.
+//
+// Locks: lock() is how a log makes itself the one owner of its directory
+// (commitlog/commit_log.h); lock_holder() is how a reader learns that a
+// writer is live without disturbing it.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commitlog/status.h"
@@ -77,6 +83,24 @@ class File {
   virtual Status truncate(uint64_t size);
 };
 
+// An exclusive lock on a file, taken by FileSystem::lock() and held until
+// this object is destroyed.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;  // releases the lock
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+  // The locked file, as lock() was given it.
+  const std::string& path() const { return path_; }
+
+ protected:
+  explicit FileLock(std::string path) : path_(std::move(path)) {}
+
+ private:
+  std::string path_;
+};
+
 enum class OpenMode {
   kRead,          // existing file, read only
   kCreateNew,     // new file, read-write; fails if it exists
@@ -122,6 +146,26 @@ class FileSystem {
   // The size in bytes of the volume holding `dir` (statvfs). The default:
   // kNotSupported.
   virtual Result<uint64_t> volume_bytes(const std::string& dir);
+
+  // Takes an exclusive lock on the file `path`, created with `permissions`
+  // when missing, without waiting: kBusy when it is held already, by
+  // another process or by an earlier lock() in this one that is still held.
+  // The lock ends with the returned object, or with the process (kill -9
+  // too). POSIX: an open-file-description lock (fcntl F_OFD_SETLK) on a
+  // descriptor of its own; once it holds the lock it writes the caller's
+  // process id into the file, for lock_holder(), and the file stays after
+  // the lock ends, naming the last holder. The default: a lock in this
+  // process's memory, per file system object and path, that makes no file
+  // and that other processes do not see.
+  virtual Result<std::unique_ptr<FileLock>> lock(const std::string& path, uint32_t permissions);
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path) {
+    return lock(path, kDefaultFilePermissions);
+  }
+  // Whether the file `path` is locked by a lock() now, without taking the
+  // lock or writing anything: nullopt when it is not (or does not exist),
+  // else the holder's process id as the file names it, 0 when it names
+  // none. The default answers for the default lock().
+  virtual Result<std::optional<int64_t>> lock_holder(const std::string& path);
 };
 
 // The real file system (POSIX). Never null; lives for the whole process.

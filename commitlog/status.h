@@ -22,6 +22,7 @@ enum class ErrorCode {
   kNotSupported,     // a format version or feature this build cannot read
   kClosed,           // the log is closed or stopped after a failure
   kTimedOut,         // an append with a deadline gave up
+  kBusy,             // another owner holds it: a log directory open elsewhere
 };
 
 const char* error_code_name(ErrorCode code);
@@ -40,6 +41,7 @@ class [[nodiscard]] Status {
   static Status not_supported(std::string m) { return {ErrorCode::kNotSupported, std::move(m)}; }
   static Status closed(std::string m) { return {ErrorCode::kClosed, std::move(m)}; }
   static Status timed_out(std::string m) { return {ErrorCode::kTimedOut, std::move(m)}; }
+  static Status busy(std::string m) { return {ErrorCode::kBusy, std::move(m)}; }
   // An I/O error from a failed system call: kNoSpace for ENOSPC, else kIoError.
   static Status from_errno(int err, const std::string& what);
 

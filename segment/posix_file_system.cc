@@ -10,6 +10,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <utility>
 
 #include "commitlog/file_system.h"
 #include "segment/direct_io_probe.h"
@@ -153,6 +157,38 @@ class PosixFile final : public File {
   uint64_t mapped_length_ = 0;
 };
 
+// The lock is the open file description's: closing the descriptor, or the
+// process ending, releases it.
+class PosixFileLock final : public FileLock {
+ public:
+  PosixFileLock(int fd, std::string path) : FileLock(std::move(path)), fd_(fd) {}
+  ~PosixFileLock() override { ::close(fd_); }
+
+ private:
+  const int fd_;
+};
+
+// A whole-file write lock, as F_OFD_SETLK takes it and F_OFD_GETLK tests it.
+struct flock whole_file_write_lock() {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = 0;
+  lock.l_len = 0;  // to the end, however far the file grows
+  lock.l_pid = 0;  // required of the OFD commands
+  return lock;
+}
+
+// The process id a lock file names: its leading decimal digits; 0 for none.
+int64_t pid_in(std::string_view text) {
+  int64_t pid = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || pid > (int64_t{1} << 40)) break;
+    pid = pid * 10 + (c - '0');
+  }
+  return pid;
+}
+
 class PosixFileSystem final : public FileSystem {
  public:
   using FileSystem::create_dirs;
@@ -254,6 +290,60 @@ class PosixFileSystem final : public FileSystem {
     if (::statvfs(dir.c_str(), &vfs) != 0) return Status::from_errno(errno, "statvfs " + dir);
     return static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
   }
+
+  using FileSystem::lock;
+
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path, uint32_t permissions) override {
+    // O_NONBLOCK: a FIFO in the lock file's place must not hang the open.
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NONBLOCK,
+                          static_cast<mode_t>(permissions));
+    if (fd < 0) return Status::from_errno(errno, "open lock file " + path);
+    auto held = std::make_unique<PosixFileLock>(fd, path);  // closes fd on every return
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return Status::from_errno(errno, "stat " + path);
+    if (!S_ISREG(st.st_mode)) return Status::invalid_argument(path + ": not a regular file");
+    struct flock request = whole_file_write_lock();
+    if (::fcntl(fd, F_OFD_SETLK, &request) != 0) {
+      if (errno == EAGAIN || errno == EACCES) return Status::busy(path + ": locked by another holder");
+      return Status::from_errno(errno, "lock " + path);
+    }
+    // The new id over the old one, then the rest cut off: a reader between
+    // the two still finds one whole id before the newline.
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    size_t done = 0;
+    while (done < pid.size()) {
+      const ssize_t n = ::pwrite(fd, pid.data() + done, pid.size() - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Status::from_errno(n < 0 ? errno : EIO, "write " + path);
+      done += static_cast<size_t>(n);
+    }
+    if (::ftruncate(fd, static_cast<off_t>(pid.size())) != 0) {
+      return Status::from_errno(errno, "truncate " + path);
+    }
+    return std::unique_ptr<FileLock>(std::move(held));
+  }
+
+  Result<std::optional<int64_t>> lock_holder(const std::string& path) override {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      if (errno == ENOENT) return std::optional<int64_t>();
+      return Status::from_errno(errno, "open lock file " + path);
+    }
+    // A descriptor of its own, so that even a lock() of this process
+    // conflicts with the test. It takes no lock, so closing it frees none.
+    struct flock probe = whole_file_write_lock();
+    const int rc = ::fcntl(fd, F_OFD_GETLK, &probe);
+    const int err = errno;
+    char text[32];
+    const ssize_t n = rc == 0 && probe.l_type != F_UNLCK ? ::pread(fd, text, sizeof text, 0) : 0;
+    ::close(fd);
+    if (rc != 0) return Status::from_errno(err, "test lock " + path);
+    if (probe.l_type == F_UNLCK) return std::optional<int64_t>();
+    int64_t pid = n > 0 ? pid_in(std::string_view(text, static_cast<size_t>(n))) : 0;
+    // A classic POSIX lock (not ours) carries its holder's id; OFD locks carry -1.
+    if (pid == 0 && probe.l_pid > 0) pid = probe.l_pid;
+    return std::optional<int64_t>(pid);
+  }
 };
 
 }  // namespace
@@ -285,6 +375,54 @@ Status FileSystem::link(const std::string& from, const std::string& to) {
 
 Result<uint64_t> FileSystem::volume_bytes(const std::string& dir) {
   return Status::not_supported("the size of the volume of " + dir + ": this file system does not say");
+}
+
+namespace {
+
+// The default lock(): the (file system, path) pairs locked in this process.
+struct MemoryLocks {
+  std::mutex mu;
+  std::set<std::pair<const FileSystem*, std::string>> held;
+};
+
+MemoryLocks& memory_locks() {
+  static MemoryLocks* const locks = new MemoryLocks;  // never destroyed: locks may outlive main()
+  return *locks;
+}
+
+std::pair<const FileSystem*, std::string> memory_lock_key(const FileSystem* fs, const std::string& path) {
+  return {fs, std::filesystem::path(path).lexically_normal().string()};
+}
+
+class MemoryFileLock final : public FileLock {
+ public:
+  MemoryFileLock(const FileSystem* fs, std::string path) : FileLock(std::move(path)), fs_(fs) {}
+  ~MemoryFileLock() override {
+    MemoryLocks& locks = memory_locks();
+    std::lock_guard guard(locks.mu);
+    locks.held.erase(memory_lock_key(fs_, path()));
+  }
+
+ private:
+  const FileSystem* const fs_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<FileLock>> FileSystem::lock(const std::string& path, uint32_t /*permissions*/) {
+  MemoryLocks& locks = memory_locks();
+  std::lock_guard guard(locks.mu);
+  if (!locks.held.insert(memory_lock_key(this, path)).second) {
+    return Status::busy(path + ": locked by another holder");
+  }
+  return std::unique_ptr<FileLock>(new MemoryFileLock(this, path));
+}
+
+Result<std::optional<int64_t>> FileSystem::lock_holder(const std::string& path) {
+  MemoryLocks& locks = memory_locks();
+  std::lock_guard guard(locks.mu);
+  if (locks.held.count(memory_lock_key(this, path)) == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(::getpid());
 }
 
 FileSystem* posix_file_system() {

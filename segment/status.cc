@@ -16,6 +16,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kNotSupported: return "not supported";
     case ErrorCode::kClosed: return "closed";
     case ErrorCode::kTimedOut: return "timed out";
+    case ErrorCode::kBusy: return "busy";
   }
   return "unknown";
 }

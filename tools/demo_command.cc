@@ -1,7 +1,7 @@
 // `commitlog demo`: fibers on several threads append mutations and wait for
 // durability; then the log is replayed and the counts are printed. A
 // directory that already holds a log gets the new mutations after its own;
-// one holding anything else is refused.
+// one holding anything else, or held open by another process, is refused.
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -37,19 +37,21 @@ Result<uint64_t> mutations_before(const std::string& dir) {
 }
 
 int run_demo(const DemoArgs& args) {
-  Status usable = check_log_directory("--dir", args.dir);
-  auto before = usable.ok() ? mutations_before(args.dir) : Result<uint64_t>(usable);
-  if (!before.ok()) {
-    fmt::print(stderr, "commitlog demo: {}\n", before.status().message());
-    return kExitUsage;
-  }
   Options options;
   options.directory = args.dir;
   options.sync_policy = args.policy;
   options.policy.group_window = std::chrono::milliseconds(2);
   options.segment_size = 4u << 20;
   if (args.lz4) options.compression = Compression::kLz4;
-  auto log = CommitLog::open(options);
+  // The lock before the count: no other writer adds to the log in between.
+  Status usable = check_log_directory("--dir", args.dir);
+  auto lock = usable.ok() ? CommitLog::lock_directory(options) : Result<std::unique_ptr<FileLock>>(usable);
+  auto before = lock.ok() ? mutations_before(args.dir) : Result<uint64_t>(lock.status());
+  if (!before.ok()) {
+    fmt::print(stderr, "commitlog demo: {}\n", before.status().message());
+    return kExitUsage;
+  }
+  auto log = CommitLog::open(options, std::move(lock).value());
   if (!log.ok()) {
     fmt::print(stderr, "commitlog demo: {}\n", log.status().to_string());
     return kExitUsage;

@@ -20,6 +20,7 @@
 #include "segment/segment_reader.h"
 #include "tools/base64.h"
 #include "tools/commands.h"
+#include "tools/live_writer.h"
 #include "tools/log_input.h"
 #include "tools/output.h"
 #include "tools/progress.h"
@@ -212,6 +213,7 @@ void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer,
 int run_dump(const DumpArgs& args) {
   auto files = open_log_paths(args.paths);
   if (!files.ok()) return input_error("dump", files.status());
+  note_live_writers("dump", args.paths);
   auto out = Output::open("-");
   if (!out.ok()) return input_error("dump", out.status());
   Printer printer(**out, args.format == "jsonl");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "commitlog/directory_lock.h"
 #include "commitlog/file_system.h"
 #include "segment/file_name.h"
 
@@ -16,7 +17,8 @@ Status check_log_directory(const std::string& flag, const std::string& dir) {
   std::sort(names->begin(), names->end());  // the same entry named on every run
   for (const std::string& name : *names) {
     auto id = parse_segment_file_name(name);
-    if (id.ok() && *id && !fs.is_directory(dir + "/" + name)) continue;
+    const bool log_file = (id.ok() && *id) || name == kLockFileName;
+    if (log_file && !fs.is_directory(dir + "/" + name)) continue;
     return Status::invalid_argument(flag + " " + dir + " holds " + name +
                                     ", which is not a commit log segment: give a new or empty "
                                     "directory, or one holding only a log");

@@ -1,7 +1,7 @@
 // The directories the commands write into. A command never deletes or
 // overwrites what it did not create, so before it writes a log it checks
-// that the directory holds nothing but this log's segment files, and it
-// removes only what it made itself.
+// that the directory holds nothing but this log's segment files and its lock
+// file (LOCK), and it removes only what it made itself.
 #pragma once
 
 #include <string>
@@ -10,7 +10,8 @@
 
 namespace commitlog::tools {
 
-// Ok when `dir` is missing, empty, or holds only segment files; else
+// Ok when `dir` is missing, empty, or holds only segment files and the
+// log's lock file; else
 // kInvalidArgument naming the first other entry, e.g. "--dir /x holds
 // notes.txt, which is not a commit log segment: give a new or empty
 // directory, or one holding only a log". `flag` names the option ("--dir").

@@ -20,6 +20,7 @@
 #include "commitlog/replayer.h"
 #include "tools/commands.h"
 #include "tools/log_fixture.h"
+#include "tools/live_writer.h"
 #include "tools/log_input.h"
 #include "tools/mutation_line.h"
 #include "tools/output.h"
@@ -67,6 +68,7 @@ int run_replay(const ReplayArgs& args) {
   if (!files.ok()) return input_error("replay", files.status());
   auto out = Output::open(args.out);
   if (!out.ok()) return input_error("replay", out.status());
+  note_live_writer("replay", args.dir);
   Output& output = **out;
 
   std::vector<uint32_t> tables = args.tables;

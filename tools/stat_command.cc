@@ -22,6 +22,7 @@
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 #include "tools/commands.h"
+#include "tools/live_writer.h"
 #include "tools/log_input.h"
 #include "tools/progress.h"
 #include "tools/report_format.h"
@@ -224,6 +225,7 @@ void print_text(const StatArgs& args, const LogStat& log) {
 int run_stat(const StatArgs& args) {
   auto files = open_log_directory(args.dir);
   if (!files.ok()) return input_error("stat", files.status());
+  note_live_writer("stat", args.dir);
   auto log = collect(*files);
   if (!log.ok()) return input_error("stat", log.status());
   if (args.format == "json") {

@@ -6,8 +6,10 @@
 //       [--window MS] [--segment-size SIZE] [--producers N] [--fibers M]
 //       [--max-size SIZE] [--acks FILE] [--duration SECONDS] [--rate PER_SECOND]
 //       [--wait policy|durable|later]
-//     Refuses a DIR holding anything but a log. Replays DIR if it holds a
-//     log (strict: only each run's torn tail may be damaged), then appends
+//     Refuses a DIR holding anything but a log, and one another process
+//     holds open (the log's lock, taken before anything is read or written).
+//     Replays DIR if it holds a log (strict: only each run's torn tail may
+//     be damaged), then appends
 //     from N threads x M fibers; producer P = t*M + f
 //     continues after its highest replayed S. It writes "run\n" to FILE,
 //     then after each acknowledged append "<P> <S> <R>\n" (R: the log's
@@ -261,8 +263,11 @@ class Driver {
 int run_driver(const StressArgs& args) {
   Status usable = check_log_directory("--dir", args.dir);
   auto options = usable.ok() ? build_options(args) : Result<Options>(usable);
-  if (!options.ok()) {
-    fmt::print(stderr, "commitlog stress: {}\n", options.status().message());
+  // Before the acks are repaired and the log replayed: a run refused because
+  // another one owns the directory changes nothing.
+  auto lock = options.ok() ? CommitLog::lock_directory(*options) : Result<std::unique_ptr<FileLock>>(options.status());
+  if (!lock.ok()) {
+    fmt::print(stderr, "commitlog stress: {}\n", lock.status().message());
     return kExitUsage;
   }
   uint64_t repaired = 0;
@@ -294,7 +299,7 @@ int run_driver(const StressArgs& args) {
       acks.acks, acks.lost_at_end, acks.lost_kept, repaired);
   if (acks.lost_at_end > 0) print_problems(acks.problems);
 
-  auto log = CommitLog::open(*options);
+  auto log = CommitLog::open(*options, std::move(lock).value());
   if (!log.ok()) {
     fmt::print(stderr, "commitlog stress: {}\n", log.status().to_string());
     return kExitUsage;

@@ -23,6 +23,7 @@
 
 #include "commitlog/tail_reader.h"
 #include "tools/commands.h"
+#include "tools/live_writer.h"
 #include "tools/log_input.h"
 #include "tools/mutation_line.h"
 #include "tools/output.h"
@@ -118,6 +119,7 @@ int run_tail(const TailArgs& args) {
   if (!args.follow && !fs.is_directory(args.dir)) return fail(args.dir + " does not exist", kExitUsage);
   auto out = Output::open_for_append(args.out);
   if (!out.ok()) return fail(out.status().to_string(), kExitUsage);
+  if (fs.is_directory(args.dir)) note_live_writer("tail", args.dir);
   Output& output = **out;
 
   sigset_t signals;

@@ -16,6 +16,7 @@
 
 #include "commitlog/replayer.h"
 #include "tools/commands.h"
+#include "tools/live_writer.h"
 #include "tools/log_input.h"
 #include "tools/report_format.h"
 
@@ -83,6 +84,7 @@ void print_json(const VerifyArgs& args, const ReplayReport& r) {
 int run_verify(const VerifyArgs& args) {
   auto files = open_log_directory(args.dir);
   if (!files.ok()) return input_error("verify", files.status());
+  note_live_writer("verify", args.dir);
   ReplayOptions options;
   options.mode = args.mode;
   ReplayProgress progress("verify", *files);

@@ -3,6 +3,8 @@
 #include "tests/support/fault_node.h"
 #include "tests/support/sanitizers.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -243,6 +245,18 @@ class FaultFileSystem::FaultFile final : public File {
   bool mapped_ = false;
 };
 
+class FaultFileSystem::FaultLock final : public FileLock {
+ public:
+  FaultLock(FaultFileSystem& fs, std::string path) : FileLock(std::move(path)), fs_(fs) {}
+  ~FaultLock() override {
+    std::lock_guard lock(fs_.mu_);
+    fs_.locked_.erase(normalize(path()));
+  }
+
+ private:
+  FaultFileSystem& fs_;
+};
+
 FaultFileSystem::FaultFileSystem() { dirs_ = {{"/", 0755}, {".", 0755}}; }
 
 FaultFileSystem::~FaultFileSystem() = default;
@@ -341,6 +355,21 @@ Result<uint64_t> FaultFileSystem::volume_bytes(const std::string& raw_dir) {
 void FaultFileSystem::set_volume_bytes(uint64_t bytes) {
   std::lock_guard lock(mu_);
   volume_bytes_ = bytes;
+}
+
+Result<std::unique_ptr<FileLock>> FaultFileSystem::lock(const std::string& raw_path, uint32_t /*permissions*/) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  if (dirs_.count(parent_of(path)) == 0) return Status::from_errno(ENOENT, "open lock file " + path);
+  if (!locked_.insert(path).second) return Status::busy(path + ": locked by another holder");
+  return std::unique_ptr<FileLock>(new FaultLock(*this, raw_path));
+}
+
+Result<std::optional<int64_t>> FaultFileSystem::lock_holder(const std::string& raw_path) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  if (locked_.count(path) == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(::getpid());
 }
 
 Status FaultFileSystem::remove(const std::string& raw_path) {

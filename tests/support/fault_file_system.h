@@ -56,6 +56,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,13 @@ class FaultFileSystem final : public FileSystem {
   // room, in whole 4096-byte blocks (direct I/O blocks for a direct file),
   // and a write stores the bytes that fit. crash() returns a disk with room.
   void set_space_limit(std::optional<uint64_t> bytes, bool partial = false);
+  // Locks are held in this object's memory and make no file: while one is
+  // held, another lock() of its path is kBusy, and lock_holder() names this
+  // process. crash() returns a file system with none held, as a reboot
+  // ends every process. The lock's directory must exist.
+  using FileSystem::lock;
+  Result<std::unique_ptr<FileLock>> lock(const std::string& path, uint32_t permissions) override;
+  Result<std::optional<int64_t>> lock_holder(const std::string& path) override;
 
   // Fault injection. After `after_calls` more successful calls of `op`, calls
   // of `op` fail with Status::from_errno(error, ...) (so ENOSPC is kNoSpace):
@@ -198,6 +206,7 @@ class FaultFileSystem final : public FileSystem {
  private:
   struct Node;
   class FaultFile;
+  class FaultLock;
   struct Fault {
     bool armed = false;
     int error = 0;
@@ -217,6 +226,7 @@ class FaultFileSystem final : public FileSystem {
   std::map<std::string, std::shared_ptr<Node>> files_;    // the namespace now
   std::map<std::string, std::shared_ptr<Node>> durable_;  // the namespace a crash keeps
   std::map<std::string, uint32_t> dirs_;  // and the permissions each was made with
+  std::set<std::string> locked_;          // paths a FaultLock holds
   std::array<Fault, kOpCount> faults_{};
   std::array<uint64_t, kOpCount> calls_{};
   std::array<uint64_t, kOpCount> failures_{};

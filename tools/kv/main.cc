@@ -106,6 +106,11 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
 
   kv::Server server(std::move(options));
   Status started = server.start();
+  if (started.code() == ErrorCode::kBusy) {
+    // Another server (or log) owns the directory: a usage error, named.
+    fmt::print(stderr, "commitlog-kv: {}\n", started.message());
+    return kExitUsage;
+  }
   if (!started.ok()) {
     fmt::print(stderr, "commitlog-kv: {}\n", started.to_string());
     return kExitFailure;

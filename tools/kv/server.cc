@@ -58,10 +58,14 @@ Status Server::start() {
     options_.clients.max_clients = max_clients;
   }
   clients_ = std::make_unique<ClientRegistry>(options_.clients);
-  CL_RETURN_IF_ERROR(load());
 
   Options log_options = options_.log;
   log_options.directory = log_dir_;
+  // Before anything is read: a second server on this --dir must neither
+  // replay a log another one is writing nor remove its snapshots.
+  auto lock = CommitLog::lock_directory(log_options);
+  if (!lock.ok()) return lock.status();
+  CL_RETURN_IF_ERROR(load());
   // Called on the log's own thread: only wakes the snapshotter.
   log_options.on_flush_request = [this](std::vector<uint32_t>) {
     {
@@ -71,7 +75,7 @@ Status Server::start() {
     }
     snapshot_cv_.notify_all();
   };
-  auto log = CommitLog::open(log_options);
+  auto log = CommitLog::open(log_options, std::move(lock).value());
   if (!log.ok()) return log.status();
   log_ = std::move(log).value();
   store_.attach(log_.get());

@@ -11,7 +11,8 @@
 //   the commit log's own threads (the only fsyncs of writes);
 //   the main thread, waiting for SIGINT or SIGTERM.
 //
-// Start: load the newest snapshot, replay the log from its marker, open the
+// Start: lock the log's directory (kBusy when another server or log holds
+// it), load the newest snapshot, replay the log from its marker, open the
 // log, listen. Stop: a last snapshot, close the log (flushing it).
 #pragma once
 
