@@ -3,6 +3,7 @@
 #include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
 #include "commitlog/cdc_writer.h"
+#include "commitlog/crashed_run_seal.h"
 #include "commitlog/directory_lock.h"
 #include "commitlog/durable_waiters.h"
 #include "commitlog/failure_policy.h"
@@ -170,6 +171,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
                                     ": not this directory's");
   }
   // Only under the lock: until then another owner may be writing segments.
+  CL_RETURN_IF_ERROR(seal_crashed_runs(fs, options.directory));
   auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
 
@@ -298,6 +300,9 @@ Status CommitLog::sync() {
 Status CommitLog::close() {
   Impl& s = *impl_;
   if (!s.closed.exchange(true)) {
+    // Everything appended is made durable before the segment is finished, so
+    // its end marker records all of it as durable (format.h, version 2).
+    sync().ignore();  // a failed log reports its error below
     s.chain.shut();
     s.sync_thread->stop();
     if (s.cdc) s.cdc->stop();

@@ -110,6 +110,12 @@ struct ReplayReport {
   // but kSkip), and the segment files after that one it did not read.
   std::optional<Position> stopped_at;
   uint64_t unread_segments = 0;
+  // Segment files that end a run and hold data but carry no seal
+  // (segment/segment_seal.h): their writer crashed and no process has opened
+  // the log since, or they predate seals. Nothing records where their data
+  // ended, so damage that removed their last entries cleanly cannot be told
+  // from their end.
+  std::vector<std::string> unproved_tails;
 
   // No corruption and no error: every mutation that was durable was
   // delivered, as far as the bytes can tell (what `commitlog verify` exits 0 on).

@@ -9,6 +9,7 @@
 #include "commitlog/thread_name.h"
 #include "segment/file_name.h"
 #include "segment/format.h"
+#include "segment/segment_seal.h"
 
 namespace commitlog {
 namespace {
@@ -83,6 +84,7 @@ void SegmentLifecycle::on_finished(const MappedSegment& segment) {
   r.sized = !compressed_;  // a compressed file is measured on disk later
   r.scanned = true;
   r.tables = segment.tables();
+  r.unsealed_end = segment.durable_offset() + format::kMarkerSize;  // past the end marker
   const uint64_t bytes = r.bytes;
   {
     std::lock_guard lock(mu_);
@@ -173,6 +175,7 @@ void SegmentLifecycle::run() {
 
 void SegmentLifecycle::pass() {
   learn();
+  seal();
   archive();
   remove_clean();
   request_flushes();
@@ -230,6 +233,23 @@ void SegmentLifecycle::learn() {
     r.sized = true;
   }
   if (scanned) buffer_ = {};  // old segments are read once; do not hold a segment's worth of memory
+}
+
+void SegmentLifecycle::seal() {
+  std::vector<std::pair<SegmentFile, uint64_t>> todo;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, r] : records_) {
+      if (r.unsealed_end != 0) todo.push_back({{id, r.path}, r.unsealed_end});
+    }
+  }
+  for (const auto& [file, end] : todo) {
+    const Status sealed = write_seal(fs_, file.path, file.id, end);
+    if (!sealed.ok()) report("sealing " + file.path + " failed: " + sealed.to_string() + "; its tail stays unproved");
+    std::lock_guard lock(mu_);
+    auto it = records_.find(file.id);
+    if (it != records_.end()) it->second.unsealed_end = 0;
+  }
 }
 
 void SegmentLifecycle::archive() {

@@ -36,6 +36,10 @@
 // total_bytes() but with the active segment at the bytes it used, so the
 // back-pressure rises with every append rather than per segment.
 //
+// Sealing. Each segment this process finishes is sealed on the lifecycle
+// thread before it is archived; a seal that cannot be written is reported
+// and leaves the segment as a crash would, its tail unproved.
+//
 // Threads: the lifecycle thread (its own) reads old segments, runs archive
 // commands, deletes, and calls on_flush_request with no lock held.
 // on_finished() is called by the sync thread, discard() and the accessors by
@@ -111,12 +115,17 @@ class SegmentLifecycle {
     bool keep = false;         // damaged, or its removal failed: never deleted
     bool archived = false;
     bool archive_failed = false;
+    // Finished by this process: where its seal says its bytes are final,
+    // until the seal is written (segment/segment_seal.h); 0 after, or for an
+    // old segment.
+    uint64_t unsealed_end = 0;
     std::vector<TableExtent> tables;
   };
 
   void run();
   void pass();
   void learn();
+  void seal();
   void archive();
   void remove_clean();
   void request_flushes();

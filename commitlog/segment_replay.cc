@@ -66,6 +66,7 @@ bool SegmentReplay::replay(const SegmentPrologue& p) {
                                        ", name says " + std::to_string(p.file.id);
     return judge(p, {0, nonzero_end(file, 0), kind, !leftover}) != Next::kStop;
   }
+  if (p.may_be_torn && p.has_data && p.header.sealed_end == 0) report_.unproved_tails.push_back(p.file.path);
   const SegmentImage image = load_segment_image(file, p.header);
   image_ = &image;
   data_ = image.bytes;

@@ -164,7 +164,11 @@ TailSegment::Delivery TailSegment::deliver(uint64_t from, Bound bound, uint64_t 
     view.capacity = header_.capacity;
   }
   if (bound != Bound::kDurable && !compressed()) view = load_segment_image(bytes_, header_);
-  SegmentReader reader(bound != Bound::kDurable && compressed() ? image_ : view, header_);
+  // The view's made end is no end of the data: a seal read with the header
+  // (a finished segment) is for the whole file only.
+  SegmentHeader header = header_;
+  if (bound == Bound::kDurable) header.sealed_end = 0;
+  SegmentReader reader(bound != Bound::kDurable && compressed() ? image_ : view, header);
   reader.skip_to(from);
   while (true) {
     const SegmentItem item = reader.next();

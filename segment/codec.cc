@@ -36,7 +36,32 @@ void encode_segment_header(const SegmentHeader& header, std::span<std::byte, for
   store_u64(h + format::kHeaderCreatedOffset, header.created_us);
   store_u64(h + format::kHeaderCapacityOffset, header.capacity);
   store_u64(h + format::kHeaderPreviousIdOffset, header.previous_id);
-  store_u64(h + format::kHeaderChecksumOffset, checksum({h, format::kHeaderChecksumOffset}));
+  store_u64(h + format::kHeaderChecksumOffset, checksum({h, format::header_checksummed_bytes(header.version)}));
+}
+
+namespace {
+
+uint32_t seal_check(uint64_t sealed_end, uint64_t segment_id) {
+  return static_cast<uint32_t>(marker_checksum(sealed_end, segment_id, format::kHeaderSealOffset));
+}
+
+// A seal other than all zeros must check out and lie where data can end.
+void decode_seal(const std::byte* h, SegmentHeader* header) {
+  const uint32_t end = load_u32(h + format::kHeaderSealOffset);
+  const uint32_t check = load_u32(h + format::kHeaderSealOffset + 4);
+  if (end == 0 && check == 0) return;
+  if (check == seal_check(end, header->id) && end >= format::kFirstMarkerOffset && end <= header->capacity) {
+    header->sealed_end = end;
+  } else {
+    header->seal_damaged = true;
+  }
+}
+
+}  // namespace
+
+void encode_seal(uint64_t sealed_end, uint64_t segment_id, std::span<std::byte, format::kSealSize> out) {
+  store_u32(out.data(), static_cast<uint32_t>(sealed_end));
+  store_u32(out.data() + 4, seal_check(sealed_end, segment_id));
 }
 
 HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHeader* header) {
@@ -47,28 +72,35 @@ HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHea
   if (bytes.size() < format::kHeaderSize) return HeaderProblem::kTooShort;
   const std::byte* h = bytes.data();
   if (load_u64(h + format::kHeaderMagicOffset) != format::kMagic) return HeaderProblem::kNotASegment;
-  if (load_u64(h + format::kHeaderChecksumOffset) != checksum({h, format::kHeaderChecksumOffset})) {
+  // The version says what the checksum covers; a damaged version fails it.
+  const uint16_t version = load_u16(h + format::kHeaderVersionOffset);
+  if (load_u64(h + format::kHeaderChecksumOffset) !=
+      checksum({h, format::header_checksummed_bytes(std::min(version, format::kFormatVersion))})) {
     return HeaderProblem::kBadChecksum;
   }
-  header->version = load_u16(h + format::kHeaderVersionOffset);
+  header->version = version;
   header->flags = load_u16(h + format::kHeaderFlagsOffset);
   header->id = load_u64(h + format::kHeaderIdOffset);
   header->created_us = load_u64(h + format::kHeaderCreatedOffset);
   header->capacity = load_u64(h + format::kHeaderCapacityOffset);
   header->previous_id = load_u64(h + format::kHeaderPreviousIdOffset);
-  if (header->version != format::kFormatVersion ||
+  header->sealed_end = 0;
+  header->seal_damaged = false;
+  if (header->version < format::kOldestReadableVersion || header->version > format::kFormatVersion ||
       load_u32(h + format::kHeaderSizeOffset) != format::kHeaderSize) {
     return HeaderProblem::kUnknownVersion;
   }
   if ((header->flags & ~format::kKnownFlags) != 0) return HeaderProblem::kUnknownFlags;
+  if (header->version >= 2) decode_seal(h, header);
   return HeaderProblem::kNone;
 }
 
 void encode_marker(std::byte* out, const Marker& marker, uint64_t segment_id, uint64_t own_offset,
                    uint16_t flags) {
-  const uint64_t word = synced_marks(flags) && marker.next != format::kEndOfSegment
-                            ? format::marker_word(marker.next, marker.synced)
-                            : marker.next;
+  const bool end = marker.next == format::kEndOfSegment;
+  const uint64_t word = !synced_marks(flags) ? marker.next
+                        : end                ? format::marker_word(format::kEndNextBits, marker.synced)
+                                             : format::marker_word(marker.next, marker.synced);
   store_u64(out, word);
   store_u64(out + 8, marker_checksum(word, segment_id, own_offset));
 }
@@ -79,6 +111,7 @@ std::optional<Marker> decode_marker(const std::byte* in, uint64_t segment_id, ui
   Marker marker{word, 0};
   if (synced_marks(flags) && word != format::kEndOfSegment) {
     marker = {format::marker_next(word), format::marker_synced(word)};
+    if (marker.next == format::kEndNextBits) marker.next = format::kEndOfSegment;
     // Nothing above a marker is durable before the marker itself is written.
     if (marker.synced > own_offset) return std::nullopt;
   }

@@ -25,6 +25,11 @@ struct SegmentHeader {
   uint64_t created_us = 0;
   uint64_t capacity = 0;     // the file size the writer preallocated
   uint64_t previous_id = 0;  // segment written before this one by the same process, or 0
+  // Version 2 (format::kHeaderSealOffset): where the segment's bytes are
+  // final, or 0 while no seal is written. seal_damaged: its bytes are
+  // neither zero nor a seal that checks out, so sealed_end is 0.
+  uint64_t sealed_end = 0;
+  bool seal_damaged = false;
 };
 
 enum class HeaderProblem {
@@ -38,15 +43,22 @@ enum class HeaderProblem {
 };
 const char* header_problem_name(HeaderProblem problem);
 
-// Writes the header, its checksum included, into the first kHeaderSize bytes of `out`.
+// Writes the header, its checksum included, into the first kHeaderSize bytes
+// of `out`; in version 2 with an empty seal (header.sealed_end is ignored).
 void encode_segment_header(const SegmentHeader& header, std::span<std::byte, format::kHeaderSize> out);
 // Checks the header at the start of a segment file. Fills `header` when the
-// bytes are an intact header (kNone, kUnknownVersion, kUnknownFlags).
+// bytes are an intact header (kNone, kUnknownVersion, kUnknownFlags); a
+// damaged seal does not make the header a problem (seal_damaged says so).
 HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHeader* header);
+// The kSealSize bytes that go at format::kHeaderSealOffset of a version 2
+// segment to record `sealed_end` (at least format::kFirstMarkerOffset).
+void encode_seal(uint64_t sealed_end, uint64_t segment_id, std::span<std::byte, format::kSealSize> out);
 
 struct Marker {
   uint64_t next = 0;    // offset of the next marker, or format::kEndOfSegment
-  uint64_t synced = 0;  // with kFlagSyncedMarks: the segment was durable below this; else 0
+  // With kFlagSyncedMarks: the segment was durable below this; else 0, and 0
+  // for a version 1 end marker, which records nothing.
+  uint64_t synced = 0;
 };
 // Writes the kMarkerSize bytes of a marker at `own_offset` of segment
 // `segment_id` to `out`; `flags` are the segment's header flags.

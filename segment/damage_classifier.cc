@@ -50,7 +50,7 @@ uint64_t DamageClassifier::next_marker(uint64_t from) {
 }
 
 bool DamageClassifier::durable(uint64_t at) {
-  if (at < image_.durable_below) return true;
+  if (at < image_.durable_below || at < header_.sealed_end) return true;
   if (!scanned_from_ || at < *scanned_from_) scan_from(at);
   auto it = std::lower_bound(found_.begin(), found_.end(), at,
                              [](const Found& f, uint64_t offset) { return f.at < offset; });

@@ -9,7 +9,8 @@
 //  - without that flag, any valid marker other than the end marker follows
 //    it (Kudu's rule: damage followed by valid sealed data);
 //  - in a compressed segment, a later flush follows it
-//    (SegmentImage::durable_below).
+//    (SegmentImage::durable_below);
+//  - it lies below the segment's seal (format::kHeaderSealOffset).
 // Otherwise nothing durable can lie beyond it: a power loss during the last
 // flushes may have torn it, which in the newest segment of a run is a torn
 // tail. The one such case that bytes cannot tell from loss is zeros from a

@@ -28,7 +28,10 @@
 
 namespace commitlog::format {
 
-inline constexpr uint16_t kFormatVersion = 1;
+// Version 2 adds the seal (kHeaderSealOffset) and end markers that record
+// their synced offset; this build writes 2 and reads 1 and 2.
+inline constexpr uint16_t kFormatVersion = 2;
+inline constexpr uint16_t kOldestReadableVersion = 1;
 // "CLOGSEG1" read as a little-endian u64.
 inline constexpr uint64_t kMagic = 0x31474553474f4c43ULL;
 
@@ -65,14 +68,26 @@ inline constexpr size_t kHeaderCapacityOffset = 32;  // u64 file size the writer
 // u64 id of the segment the same process wrote just before this one, 0 for the
 // first segment of a process: a torn tail is normal at the end of each run.
 inline constexpr size_t kHeaderPreviousIdOffset = 40;
-inline constexpr size_t kHeaderChecksumOffset = 56;  // u64 XXH3-64 of bytes [0, 56)
+// Version 2: u32 sealed_end | u32 check, all zero until written. Where the
+// segment's bytes are final: just past its end marker, written once that
+// marker is durable; or, after its writer crashed, where the next process
+// to open the log found its data to end. Outside the header checksum, which
+// then covers bytes [0, 48): it is written after the header.
+inline constexpr size_t kHeaderSealOffset = 48;
+inline constexpr size_t kSealSize = 8;
+inline constexpr size_t kHeaderChecksumOffset = 56;  // u64 XXH3-64 of bytes [0, 56), version 2: [0, 48)
+constexpr size_t header_checksummed_bytes(uint16_t version) {
+  return version >= 2 ? kHeaderSealOffset : kHeaderChecksumOffset;
+}
 
 // Sync marker.
 inline constexpr size_t kMarkerSize = 16;
 inline constexpr uint64_t kEndOfSegment = ~uint64_t{0};
 // kFlagSyncedMarks: a marker's first word packs `next` (bits 0..31) and
 // `synced` (bits 32..63), the offset below which the segment was durable
-// when the marker was written. The end-of-segment marker stays kEndOfSegment.
+// when the marker was written. An end-of-segment marker's `next` bits are all
+// ones; in version 1 so are its `synced` bits (it records nothing).
+inline constexpr uint64_t kEndNextBits = UINT32_MAX;
 inline constexpr uint64_t kMaxSyncedMarksCapacity = UINT32_MAX;
 constexpr uint64_t marker_word(uint64_t next, uint64_t synced) { return synced << 32 | next; }
 constexpr uint64_t marker_next(uint64_t word) { return word & UINT32_MAX; }

@@ -236,6 +236,8 @@ const char* damage_kind_name(DamageKind kind) {
     case DamageKind::kBadSectionChecksum: return "bad compressed section checksum";
     case DamageKind::kBadCompressedData: return "compressed section does not decompress";
     case DamageKind::kIncompleteFlushGroup: return "flush group without its last section";
+    case DamageKind::kBadSeal: return "damaged seal (where the segment's data ends)";
+    case DamageKind::kEndsBeforeSeal: return "data ends before the end its seal records";
   }
   return "unknown";
 }

@@ -45,6 +45,8 @@ enum class DamageKind {
   kBadSectionChecksum,     // compressed: the stored bytes' checksum failed
   kBadCompressedData,      // compressed: LZ4 rejected the stored bytes
   kIncompleteFlushGroup,   // compressed: the file ends inside a flush's group of sections
+  kBadSeal,                // the header's seal is neither empty nor valid
+  kEndsBeforeSeal,         // the data ends before where the segment's seal says its bytes are final
 };
 const char* damage_kind_name(DamageKind kind);
 

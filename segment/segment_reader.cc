@@ -39,6 +39,11 @@ SegmentItem SegmentReader::damage(uint64_t at, uint64_t length, DamageKind kind)
 
 SegmentItem SegmentReader::finish(uint64_t at, EndKind kind) {
   end_ = SegmentEnd{kind, at, sections_};
+  // The seal was written once everything below it was durable.
+  const uint64_t reached = kind == EndKind::kClosed ? at + format::kMarkerSize : at;
+  if (reached < header_.sealed_end) {
+    return SegmentDamage{reached, header_.sealed_end - reached, DamageKind::kEndsBeforeSeal, true};
+  }
   if (!image_.truncated) return *end_;
   // The chain ended before the cut, but what the cut took may have held data.
   const uint64_t size = image_.bytes.size();
@@ -107,6 +112,10 @@ SegmentItem SegmentReader::read_entry() {
 }
 
 SegmentItem SegmentReader::next() {
+  if (header_.seal_damaged && !seal_reported_) {
+    seal_reported_ = true;
+    return SegmentDamage{format::kHeaderSealOffset, format::kSealSize, DamageKind::kBadSeal, true};
+  }
   while (!end_) {
     if (!in_section_) {
       if (auto ended = enter_section()) return *ended;

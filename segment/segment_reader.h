@@ -11,6 +11,9 @@
 // short, are regions too. So a caller that wants to stop at the first damage
 // stops, and one that skips keeps calling next().
 //
+// A damaged seal (format::kHeaderSealOffset) is the first region, and data
+// that ends before its seal says is a region from there to the seal.
+//
 // Each region says whether it is durable (damage_classifier.h: a later write
 // proves its bytes had been made durable). Whether damage that is not durable
 // is a normal torn tail depends on whether this is the newest segment of its
@@ -101,6 +104,7 @@ class SegmentReader {
   bool in_section_ = false;
   uint64_t sections_ = 0;
   std::optional<SegmentEnd> end_;  // once known; returned after any damage before it
+  bool seal_reported_ = false;
 };
 
 }  // namespace commitlog

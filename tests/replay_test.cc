@@ -8,6 +8,7 @@
 
 #include "commitlog/commit_log.h"
 #include "segment/checksum.h"
+#include "segment/codec.h"
 #include "segment/format.h"
 #include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
@@ -171,10 +172,17 @@ TEST_CASE("a bit flipped in each part of the format is detected") {
   SUBCASE("end marker of a finished segment") {
     TwoSegmentLog t;
     const auto bytes = read_file(t.first);
-    // The end marker is the last aligned word of all ones, followed by its checksum
-    // (whose own last bytes may be zero, so the last non-zero byte does not mark it).
+    // The end marker is the last valid marker whose next is the end of the
+    // segment (its checksum's own last bytes may be zero, so the last non-zero
+    // byte does not mark it).
+    SegmentHeader header;
+    REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
     uint64_t marker = bytes.size() - format::kMarkerSize;
-    while (load_u64(bytes.data() + marker) != format::kEndOfSegment) marker -= format::kAlignment;
+    while (true) {
+      const auto m = decode_marker(bytes.data() + marker, header.id, marker, header.flags);
+      if (m && m->next == format::kEndOfSegment) break;
+      marker -= format::kAlignment;
+    }
     const uint64_t end = marker + format::kMarkerSize;
     flip_bit(t.first, end - 2);
     auto strict = replay_all(t.dir.path());
@@ -254,7 +262,7 @@ TEST_CASE("an intact header of a format this build does not read is an input err
   const std::string real = newest_segment(dir.path());
   auto bytes = read_file(real);
   store_u16(bytes.data() + format::kHeaderVersionOffset, 99);
-  store_u64(bytes.data() + format::kHeaderChecksumOffset, checksum({bytes.data(), format::kHeaderChecksumOffset}));
+  store_u64(bytes.data() + format::kHeaderChecksumOffset, checksum({bytes.data(), format::header_checksummed_bytes(format::kFormatVersion)}));
   write_file(real, bytes);
   for (RecoveryMode mode : {RecoveryMode::kTolerateTornTail, RecoveryMode::kSkip}) {
     auto r = replay_all(dir.path(), mode);

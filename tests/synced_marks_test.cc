@@ -46,7 +46,7 @@ class MarkedSegmentBuilder {
     store_u64(h + format::kHeaderIdOffset, id);
     store_u64(h + format::kHeaderCapacityOffset, kSegmentCapacity);
     store_u64(h + format::kHeaderPreviousIdOffset, previous_id);
-    store_u64(h + format::kHeaderChecksumOffset, checksum({h, format::kHeaderChecksumOffset}));
+    store_u64(h + format::kHeaderChecksumOffset, checksum({h, format::header_checksummed_bytes(format::kFormatVersion)}));
   }
 
   // Seals `payloads` into a section whose marker records `synced`; returns

@@ -147,6 +147,12 @@ void write_bytes(const std::string& path, const std::vector<std::byte>& bytes) {
   REQUIRE(out.good());
 }
 
+// Zeros a segment's seal, as if its writer had died before sealing it: the
+// tests below make a crashed log out of a closed one.
+void unseal(std::vector<std::byte>& bytes) {
+  std::fill_n(bytes.begin() + format::kHeaderSealOffset, format::kSealSize, std::byte{0});
+}
+
 // Flips one bit inside the payload of the entry at `position`.
 void damage_payload(const std::string& dir, const Position& position) {
   const std::string path = path_of(dir, position.segment);
@@ -267,6 +273,7 @@ TEST_CASE("tools: a torn tail of the newest segment is reported and verify still
   REQUIRE(end.kind == EndKind::kClosed);
   auto bytes = read_bytes(newest);
   for (uint64_t i = end.offset; i < end.offset + 200; ++i) bytes[i] = std::byte{0xab};
+  unseal(bytes);
   write_bytes(newest, bytes);
 
   CliResult text = run_cli({"verify", dir.path()});
@@ -384,6 +391,7 @@ TEST_CASE("tools: damage in the middle of the log") {
     auto bytes = read_bytes(newest);
     std::fill(bytes.begin() + static_cast<ptrdiff_t>(section_end),
               bytes.begin() + static_cast<ptrdiff_t>(section_end + 32), std::byte{0});
+    unseal(bytes);
     write_bytes(newest, bytes);
     damage_payload(dir.path(), last);
     bool found = false;
@@ -594,7 +602,7 @@ TEST_CASE("tools: bad input gives one line naming the file and exit 2, from ever
     std::vector<std::byte> bytes = segment_bytes;
     store_u16(bytes.data() + format::kHeaderVersionOffset, 9);
     store_u64(bytes.data() + format::kHeaderChecksumOffset,
-              checksum({bytes.data(), format::kHeaderChecksumOffset}));
+              checksum({bytes.data(), format::header_checksummed_bytes(format::kFormatVersion)}));
     write_bytes(d + "/" + name, bytes);
     inputs.push_back({"an unknown format version", d, d + "/" + name,
                       "offset 8: unknown segment format version 9"});

@@ -68,7 +68,7 @@ class Printer {
       if (readable) {
         j.update(nlohmann::ordered_json{{"version", h.version}, {"flags", h.flags}, {"id", h.id},
                                         {"previous_id", h.previous_id}, {"created_us", h.created_us},
-                                        {"capacity", h.capacity}});
+                                        {"capacity", h.capacity}, {"sealed_end", seal_json(h)}});
       }
       if (readable) j["compressed"] = (h.flags & format::kFlagLz4Sections) != 0;
       j["problem"] = readable ? nlohmann::ordered_json(nullptr) : header_problem_name(s.problem);
@@ -80,9 +80,19 @@ class Printer {
       out_.append(fmt::format("header   @0  {}: no entries can be read\n", header_problem_name(s.problem)));
       return;
     }
-    out_.append(fmt::format("header   @0  version {}  flags {:#x}  id {}  previous {}  created {}  capacity {}\n",
+    out_.append(fmt::format("header   @0  version {}  flags {:#x}  id {}  previous {}  created {}  capacity {}  {}\n",
                             h.version, h.flags, h.id, h.previous_id, format_time_us(h.created_us),
-                            h.capacity));
+                            h.capacity, seal_text(h)));
+  }
+
+  // The seal (segment/segment_seal.h): where the bytes are final, if recorded.
+  static nlohmann::ordered_json seal_json(const SegmentHeader& h) {
+    return h.sealed_end != 0 ? nlohmann::ordered_json(h.sealed_end) : nlohmann::ordered_json(nullptr);
+  }
+  static std::string seal_text(const SegmentHeader& h) {
+    if (h.seal_damaged) return "seal damaged";
+    if (h.sealed_end != 0) return fmt::format("sealed at {}", h.sealed_end);
+    return h.version >= 2 ? "not sealed" : "no seal (version 1)";
   }
 
   void compression(const LogFile& file, const SegmentImage& image) {

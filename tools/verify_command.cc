@@ -12,6 +12,7 @@
 #include <string>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "commitlog/replayer.h"
@@ -29,14 +30,15 @@ struct VerifyArgs {
   std::string format = "text";
 };
 
-// What was found, whatever the mode made of it: "intact", "torn tail"
-// (intact but for torn tails) or "corrupt".
+// What was found, whatever the mode made of it: "intact", "unproved tail"
+// (intact as far as the bytes tell, but a run's end has no seal), "torn
+// tail" (intact but for torn tails) or "corrupt".
 const char* verdict(const ReplayReport& report) {
   if (report.corruptions > 0) return "corrupt";
   for (const ReplayProblem& p : report.problems) {
     if (p.bytes > 0 || p.stored_bytes > 0) return "torn tail";
   }
-  return "intact";
+  return report.unproved_tails.empty() ? "intact" : "unproved tail";
 }
 
 void print_text(const VerifyArgs& args, const ReplayReport& r) {
@@ -45,6 +47,11 @@ void print_text(const VerifyArgs& args, const ReplayReport& r) {
   if (verdict_text == "torn tail") {
     verdict_text = r.intact() ? "intact except for torn tails (normal after a crash)"
                               : "TORN TAIL (refused by --mode absolute)";
+  } else if (verdict_text == "unproved tail") {
+    verdict_text = fmt::format(
+        "intact as far as the bytes tell; the end of {} is unproved (its writer stopped without closing "
+        "it and the log has not been opened since, or it predates seals)",
+        fmt::join(r.unproved_tails, ", "));
   } else if (verdict_text == "corrupt") {
     verdict_text = "CORRUPT";
     if (r.stopped_at) verdict_text += " (stopped at the first corruption; --mode skip checks the rest)";
@@ -77,6 +84,7 @@ void print_json(const VerifyArgs& args, const ReplayReport& r) {
       {"skipped_bytes", r.skipped_bytes},
       {"torn_tail_bytes", r.torn_tail_bytes},
       {"last_position", position(r.last_position)},
+      {"unproved_tails", r.unproved_tails},
       {"problems", problems}};
   fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }

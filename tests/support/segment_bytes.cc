@@ -10,9 +10,10 @@
 
 namespace commitlog::testing {
 
-SegmentBuilder::SegmentBuilder(uint64_t id, uint64_t capacity, uint16_t flags, uint64_t previous_id)
-    : id_(id), capacity_(capacity), flags_(flags), image_(capacity) {
-  encode_segment_header({format::kFormatVersion, flags, id, 1, capacity, previous_id},
+SegmentBuilder::SegmentBuilder(uint64_t id, uint64_t capacity, uint16_t flags, uint64_t previous_id,
+                               uint16_t version)
+    : id_(id), capacity_(capacity), flags_(flags), version_(version), image_(capacity) {
+  encode_segment_header({version, flags, id, 1, capacity, previous_id},
                         std::span<std::byte, format::kHeaderSize>(image_.data(), format::kHeaderSize));
 }
 
@@ -49,18 +50,28 @@ uint64_t SegmentBuilder::section(const std::vector<std::string>& payloads, std::
 void SegmentBuilder::close() {
   const uint64_t marker = open_;
   write_marker(marker, {marker + format::kMarkerSize, marker});
-  write_marker(marker + format::kMarkerSize, {format::kEndOfSegment, 0});
+  // A version 1 end marker is all ones, whatever it could have recorded.
+  write_marker(marker + format::kMarkerSize, {format::kEndOfSegment, version_ >= 2 ? marker : UINT32_MAX});
   flush(marker, marker + 2 * format::kMarkerSize);
   open_ = marker + format::kMarkerSize;
+}
+
+void SegmentBuilder::seal(std::optional<uint64_t> sealed_end) {
+  encode_seal(sealed_end.value_or(open_ + format::kMarkerSize), id_,
+              std::span<std::byte, format::kSealSize>(image_.data() + format::kHeaderSealOffset, format::kSealSize));
 }
 
 std::vector<std::byte> SegmentBuilder::plain() const { return image_; }
 
 std::vector<std::byte> SegmentBuilder::compressed(std::vector<uint64_t>* section_at) const {
   std::vector<std::byte> file(image_.begin(), image_.begin() + format::kHeaderSize);
-  encode_segment_header({format::kFormatVersion, static_cast<uint16_t>(flags_ | format::kFlagLz4Sections), id_, 1,
+  encode_segment_header({version_, static_cast<uint16_t>(flags_ | format::kFlagLz4Sections), id_, 1,
                          capacity_, load_u64(image_.data() + format::kHeaderPreviousIdOffset)},
                         std::span<std::byte, format::kHeaderSize>(file.data(), format::kHeaderSize));
+  if (version_ >= 2) {
+    std::copy_n(image_.begin() + format::kHeaderSealOffset, format::kSealSize,
+                file.begin() + format::kHeaderSealOffset);
+  }
   uint64_t allocated = format::kHeaderSize;
   for (const auto& [from, bytes] : flushes_) {
     const std::span<const std::byte> range = bytes;

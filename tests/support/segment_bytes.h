@@ -19,15 +19,20 @@ namespace commitlog::testing {
 class SegmentBuilder {
  public:
   explicit SegmentBuilder(uint64_t id = 1000, uint64_t capacity = 4096,
-                          uint16_t flags = format::kFlagSyncedMarks, uint64_t previous_id = 0);
+                          uint16_t flags = format::kFlagSyncedMarks, uint64_t previous_id = 0,
+                          uint16_t version = format::kFormatVersion);
 
   // Seals `payloads` (table 7, time_us 1000 + their index) into a section and
   // flushes it; its marker records `synced`, by default its own offset, as a
   // writer that flushes every section does. Returns the marker's offset.
   uint64_t section(const std::vector<std::string>& payloads, std::optional<uint64_t> synced = std::nullopt);
   // Closes the segment as the writer does: an empty section and the end
-  // marker after it, in one flush.
+  // marker after it, in one flush. In version 2 the end marker records the
+  // empty section's marker as synced, as after the writer's last flush.
   void close();
+  // Writes the seal (version 2): the bytes are final below `sealed_end`, by
+  // default just past the end marker close() wrote.
+  void seal(std::optional<uint64_t> sealed_end = std::nullopt);
 
   const std::vector<uint64_t>& entries() const { return entries_; }  // offsets, in order
   uint64_t open_marker() const { return open_; }
@@ -48,6 +53,7 @@ class SegmentBuilder {
   const uint64_t id_;
   const uint64_t capacity_;
   const uint16_t flags_;
+  const uint16_t version_;
   std::vector<std::byte> image_;
   std::vector<uint64_t> entries_;
   // What each flush stored: its image offset and the image bytes there then.
