@@ -353,6 +353,9 @@ MetricsSnapshot CommitLog::metrics() const {
   m.disk_access_mode_setting = access_mode_name(s.options.disk_access_mode);
   m.disk_access_mode = access_mode_name(s.access_mode.mode);
   m.disk_access_mode_reason = s.access_mode.reason;
+  m.failed = s.waiters.failed();
+  if (m.failed) m.failure = s.waiters.error().to_string();
+  m.sync_failures = c.sync_failures.load();
   m.mutations_completed = c.flushed_entries.load();
   m.producers_waiting = s.waiters.waiting();
   m.producers_waiting_for_space = t.waiting;

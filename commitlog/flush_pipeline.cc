@@ -190,6 +190,7 @@ void FlushPipeline::finish(Flush flush, const Status& status) {
 // failing (commit_failure_policy ignore) is retried once per window or
 // period, not in a busy loop.
 void FlushPipeline::fail(TimePoint started, const Status& error) {
+  counters_.sync_failures.fetch_add(1, std::memory_order_relaxed);
   timing_.started = started;
   timing_.finished = clock_.now();
   stopped_ = apply_failure_policy(failure_policy_, "sync", error, waiters_);

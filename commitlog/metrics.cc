@@ -26,6 +26,16 @@ Json histogram_json(const Log2Histogram& h) {
 
 double seconds(uint64_t nanos) { return static_cast<double>(nanos) / 1e9; }
 
+// A label value as the text format escapes it: backslash, quote, newline.
+std::string label_value(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return out;
+}
+
 // Prometheus text format, one family at a time.
 class Exposition {
  public:
@@ -74,6 +84,9 @@ std::string to_json(const MetricsSnapshot& m) {
       {"disk_access_mode_setting", m.disk_access_mode_setting},
       {"disk_access_mode", m.disk_access_mode},
       {"disk_access_mode_reason", m.disk_access_mode_reason},
+      {"failed", m.failed},
+      {"failure", m.failure},
+      {"sync_failures", m.sync_failures},
       {"mutations_completed", m.mutations_completed},
       {"producers_waiting", m.producers_waiting},
       {"producers_waiting_for_space", m.producers_waiting_for_space},
@@ -118,6 +131,10 @@ std::string to_prometheus(const MetricsSnapshot& m) {
   e.family("disk_access_mode_info", "gauge", "1: segments are written in this mode, set as `setting`.");
   e.sample("disk_access_mode_info", 1,
            fmt::format("mode=\"{}\",setting=\"{}\"", m.disk_access_mode, m.disk_access_mode_setting));
+  e.family("failed", "gauge", "1 once the log has failed (every append fails), with the error; else 0.");
+  e.sample("failed", m.failed ? 1 : 0, m.failed ? fmt::format("error=\"{}\"", label_value(m.failure)) : "");
+  e.single("sync_failures_total", "counter", "Flushes that failed, whatever commit_failure_policy did.",
+           m.sync_failures);
   e.single("mutations_completed_total", "counter", "Mutations made durable.", m.mutations_completed);
   e.family("producers_waiting", "gauge", "Producers waiting now, for durability (commit) or for space.");
   e.sample("producers_waiting", m.producers_waiting, "for=\"commit\"");

@@ -36,6 +36,11 @@ struct MetricsSnapshot {
   std::string disk_access_mode_setting;
   std::string disk_access_mode;
   std::string disk_access_mode_reason;
+  // Whether the log has failed (a sync failed under commit_failure_policy
+  // stop, so every append fails) and the error that failed it.
+  bool failed = false;
+  std::string failure;
+  uint64_t sync_failures = 0;                // flushes that failed, whatever the policy did
   uint64_t mutations_completed = 0;          // mutations made durable
   uint64_t producers_waiting = 0;            // for durability, now
   uint64_t producers_waiting_for_space = 0;  // at the hard limit, now

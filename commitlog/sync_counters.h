@@ -24,6 +24,7 @@ struct SyncCounters {
   std::atomic<uint64_t> by_reason[8]{};      // flushes per SyncReason
   std::atomic<uint64_t> seal_waits{0};       // seals that waited for a producer's entry
   std::atomic<uint64_t> seal_wait_nanos{0};  // ... and how long
+  std::atomic<uint64_t> sync_failures{0};    // flushes whose stage or commit failed
   // Flushes by group size (mutations they made durable): bucket 0 counts
   // empty flushes, bucket b >= 1 groups of [2^(b-1), 2^b) mutations, the last
   // bucket everything larger.

@@ -1,6 +1,7 @@
 // The metrics snapshot of a running log and its JSON and Prometheus renderings.
 #include <doctest/doctest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
 #include "segment/mapped_segment.h"
+#include "tests/support/fault_file_system.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
@@ -122,6 +124,38 @@ TEST_CASE("metrics: a seal that waits for an entry still being written counts an
   CHECK(waits.seals == 1);
   CHECK(waits.nanos >= std::chrono::nanoseconds(10ms).count());
   CHECK(segment.take_publish_waits().seals == 0);  // taken
+}
+
+TEST_CASE("metrics: a failed log says so and why, in the snapshot, JSON and Prometheus") {
+  testing::FaultFileSystem fs;
+  Options o;
+  o.directory = testing::kLogDir;
+  o.file_system = &fs;
+  o.sync_policy = "batch";
+  o.segment_size = 64 << 10;
+  o.disk_access_mode = DiskAccessMode::kMmap;
+  auto log = CommitLog::open(o);
+  REQUIRE(log.ok());
+  REQUIRE((*log)->append(1, std::string("before")).ok());
+  const MetricsSnapshot healthy = (*log)->metrics();
+  CHECK_FALSE(healthy.failed);
+  CHECK(healthy.failure.empty());
+  CHECK(healthy.sync_failures == 0);
+  CHECK(to_prometheus(healthy).find("\ncommitlog_failed 0\n") != std::string::npos);
+  fs.inject(testing::Op::kSyncMapped, EIO);
+  CHECK_FALSE((*log)->append(1, std::string("after")).ok());
+  const MetricsSnapshot m = (*log)->metrics();
+  CHECK(m.failed);
+  CHECK(m.failure.find("msync") != std::string::npos);
+  CHECK(m.sync_failures == 1);
+  const auto j = nlohmann::json::parse(to_json(m));
+  CHECK(j["failed"] == true);
+  CHECK(j["failure"] == m.failure);
+  CHECK(j["sync_failures"] == 1);
+  const std::string p = to_prometheus(m);
+  CHECK(p.find("\ncommitlog_failed{error=\"") != std::string::npos);
+  CHECK(p.find("\ncommitlog_sync_failures_total 1\n") != std::string::npos);
+  (*log)->close().ignore();
 }
 
 }  // namespace
