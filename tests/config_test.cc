@@ -11,6 +11,7 @@
 #include "commitlog/config.h"
 #include "commitlog/config_values.h"
 #include "tests/support/load_config.h"
+#include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 
@@ -470,6 +471,20 @@ TEST_CASE("config: the `commitlog config` subcommand") {
   CHECK(json.out.find("\"key\": \"commitlog_sync_period\"") != std::string::npos);
   CHECK(json.out.find("\"note\": \"unlimited\"") != std::string::npos);
   CHECK(testing::run_cli({"config", "/nonexistent/commitlog.yaml"}).exit_code == 2);
+}
+
+TEST_CASE("config: `commitlog config` refuses an archiving properties file it cannot read, naming key and file") {
+  testing::TempDir dir;
+  const std::string yaml = dir.file("commitlog.yaml"), properties = dir.file("archiving.properties");
+  testing::write_text(yaml, "commitlog_ext_archiving_properties: " + properties + "\n");
+  const testing::CliResult missing = testing::run_cli({"config", yaml});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.empty());
+  CHECK(missing.err.starts_with("commitlog config: commitlog_ext_archiving_properties: "));
+  CHECK(missing.err.find(properties) != std::string::npos);
+  testing::write_text(properties, "archive_command=/bin/cp %path /backup/%name\n");
+  const testing::CliResult present = testing::run_cli({"config", yaml});
+  CHECK_MESSAGE(present.exit_code == 0, present.err);
 }
 #endif
 

@@ -4,7 +4,8 @@
 //   text: aligned columns `key  value (note)  source`; warnings on stderr.
 //   json: {"file", "settings": [{key, value, note, source, line}], "warnings": [...]}
 //   yaml: a commitlog.yaml that loads back to the same settings.
-// A file that does not load: each of its problems on a line of stderr, exit 2.
+// A file that does not load, or that names a file that cannot be read (the
+// archiving properties): each problem on a line of stderr, exit 2.
 // --strict: warnings are errors. `commitlog config --reference` prints
 // docs/configuration.md.
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "commitlog/archiver.h"
 #include "commitlog/config.h"
 #include "commitlog/config_render.h"
 #include "tools/commands.h"
@@ -78,6 +80,14 @@ int run_config(const ConfigArgs& args) {
     std::istringstream problems(config.status().message());
     for (std::string line; std::getline(problems, line);) fmt::print(stderr, "commitlog config: {}\n", line);
     return kExitUsage;
+  }
+  // The log reads the files the configuration names only when it opens:
+  // a missing or unreadable one is found here instead.
+  if (const std::string& path = config->options.archiving_properties; !path.empty()) {
+    if (auto loaded = load_archiving_properties(path, *posix_file_system()); !loaded.ok()) {
+      fmt::print(stderr, "commitlog config: commitlog_ext_archiving_properties: {}\n", loaded.status().to_string());
+      return kExitUsage;
+    }
   }
   if (args.format == "json") {
     print_json(config.value(), args.file);
