@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages commitlog needs. Idempotent and non-interactive:
-# packages already present are left alone; nothing is asked.
+# packages already present are left alone; nothing is asked, and nothing it
+# installs starts a service.
+#   install-deps.sh        what building the library and tools and showing the
+#                          log (cmake/main.sh) need
+#   install-deps.sh test   that, and the test toolchain (cmake/test.sh)
 set -euo pipefail
 
 packages=(
@@ -9,19 +14,25 @@ packages=(
   libxxhash-dev                             # XXH3-64 checksums of headers, markers, entries
   liblz4-dev                                # LZ4 compression of sync sections
   libyaml-cpp-dev                           # conf/commitlog.yaml and cassandra.yaml reader
-  doctest-dev                               # the test framework
   libcli11-dev                              # the commitlog CLI's argument parsing
   libfmt-dev                                # formatting of messages and reports
   nlohmann-json3-dev                        # JSON output of the tools
-  libbenchmark-dev                          # micro-benchmarks of the append path
   librocksdb-dev                            # the peer engine in `commitlog bench`
-  gnuplot-nox                               # the plots of `commitlog bench --plot`
-  clang-14 libclang-rt-14-dev               # libFuzzer targets and sanitizer runtimes
   redis-tools                               # redis-benchmark and redis-cli: the first command's load and checks
-  redis-server                              # the peer of commitlog-kv in scripts/kv-bench.sh
-  dpkg-dev                                  # dpkg-shlibdeps: the Depends of `cpack -G DEB`
-  file                                      # cpack -G DEB reads binaries' types with it for their Depends
 )
+case "${1:-main}" in
+  main) ;;
+  test)
+    packages+=(
+      doctest-dev                           # the test framework
+      clang-14 libclang-rt-14-dev           # libFuzzer targets and sanitizer runtimes
+      dpkg-dev                              # dpkg-shlibdeps: the Depends of `cpack -G DEB`
+      file                                  # cpack -G DEB reads binaries' types with it for their Depends
+      e2fsprogs                             # mkfs.ext4: the full-disk test's small file system
+    )
+    ;;
+  *) echo "usage: $0 [main|test]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash cmake/install-deps.sh
-cmake --preset release >/dev/null
+cmake --preset release -DCOMMITLOG_BUILD_TESTS=OFF >/dev/null
 cmake --build --preset release --target commitlog_cli commitlog-kv
 bash scripts/mission.sh "$@"

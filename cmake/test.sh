@@ -5,7 +5,7 @@
 # a minute (cmake/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash cmake/install-deps.sh
+bash cmake/install-deps.sh test
 # Much of the suite waits on fdatasync and on the processes it spawns, so it
 # runs one test more at a time than there are cores.
 jobs=$(($(nproc) + 1))
@@ -16,7 +16,7 @@ timed() {
   "$@"
   echo "test.sh: $stage took $((SECONDS - start)) s"
 }
-cmake --preset release >/dev/null
+cmake --preset release -DCOMMITLOG_BUILD_TESTS=ON >/dev/null
 timed "release build" cmake --build --preset release
 timed "release tests" ctest --preset release -j"$jobs" --timeout 600
 if [[ "${CI:-}" == "true" || "${COMMITLOG_SANITIZERS:-}" == "1" ]]; then
