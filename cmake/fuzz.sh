@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer targets in the ASan+UBSan tree (the asan-ubsan preset,
 # clang-14, whose library is instrumented for them) and runs each for
 # FUZZ_SECONDS (default 60) from its seed corpus. A crashing input is written

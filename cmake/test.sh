@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what is missing, builds, and runs the whole test suite.
 # With CI=true (or COMMITLOG_SANITIZERS=1) it then also builds and runs the
 # suite under ASan+UBSan and under TSan, and runs each libFuzzer target for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The disk access mode a log writes its segments with: commitlog_disk_access_mode
 // with legacy and auto resolved (Options::disk_access_mode), and why.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Archiving and point-in-time restore, configured as Cassandra configures them
 // in commitlog_archiving.properties:
 //

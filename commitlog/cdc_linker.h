@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sync thread's half of change data capture: links a segment whose tables
 // include a CDC table into cdc_raw at its first durable flush, before that
 // flush's waiters wake, and says what its idx file is to hold from then on.

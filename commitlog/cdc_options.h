@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Change data capture, with Cassandra's keys and file layout: a
 // segment that receives a mutation of a CDC table is hard-linked into
 // cdc_raw_directory, beside a `<segment name minus .log>_cdc.idx` file whose
@@ -6,6 +7,11 @@
 // the links up to that offset (commitlog/tail_reader.h does) and deletes what
 // it has consumed; the log's discard never touches cdc_raw.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <algorithm>
 #include <chrono>
@@ -49,3 +55,5 @@ inline std::string cdc_raw_directory_for(const CdcOptions& cdc, const std::strin
 }
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The space policy of cdc_raw (commitlog/cdc_options.h). Its size is its
 // files' sizes summed, as measure() last found them. Over total_space, with
 // block_writes, admit() refuses CDC tables' appends until the consumer

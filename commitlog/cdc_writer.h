@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Change data capture (commitlog/cdc_options.h): links the segments that
 // receive mutations of CDC tables into cdc_raw, keeps each one's
 // `_cdc.idx` file at the offset up to which it is durable, and keeps cdc_raw

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. The log's time: every duration and point in time the library
 // takes or reports is read from one Clock (Options::clock). The default is
 // the steady clock; a test substitutes a manual clock and moves time itself.
@@ -10,6 +11,11 @@
 //
 // Thread-safety: every member may be called from any thread at any time.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <chrono>
 #include <cstdint>
@@ -54,3 +60,5 @@ class Clock {
 Clock* real_clock();
 
 }  // namespace commitlog
+
+#endif  // C++20

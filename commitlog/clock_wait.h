@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timed waits on the log's Clock (commitlog/clock.h), for the library's
 // threads and fibers.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commitlog/commit_log.h"
 
 #include "commitlog/access_mode.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. The commit log: what an embedding key-value store opens, appends to, and
 // closes. Read segment/FORMAT.md for what lands on disk and
 // commitlog/replayer.h for reading it back after a crash.
@@ -20,6 +21,11 @@
 // of threads; a call that waits for durability or for space suspends only the
 // calling fiber.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <cstdint>
 #include <memory>
@@ -167,3 +173,5 @@ class CommitLog {
 };
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one place where a flush's durable offset becomes known, per segment:
 // FlushPipeline tells a CommitObserver (if the log has one) each time a
 // commit made a segment's entries durable up to an offset, before the

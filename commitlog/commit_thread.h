@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The log's second thread for durability, beside the sync thread, in logs
 // whose segments are compressed: it runs the fdatasync half of a flush (a
 // "commit"), so that the sync thread can meanwhile compress and write the

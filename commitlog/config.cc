@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading: which keys the file sets and on which line, each value read by its
 // key's type (config_types.cc), the result checked by Options::validate(),
 // and every problem reported against the line it is about. Every yaml-cpp

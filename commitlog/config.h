@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Reads the commit log's settings from yaml: our
 // conf/commitlog.yaml, or a whole cassandra.yaml, with Cassandra's key names
 // and value syntax.
@@ -33,6 +34,11 @@
 //
 // Thread-safety: both functions may be called from any thread.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <string>
 #include <vector>
@@ -80,3 +86,5 @@ struct LoadOptions {
                                                       const LoadOptions& load = {});
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration keys: one entry per key, read by the loader (config.cc),
 // Options::validate() (options.cc), `commitlog config` and the reference
 // (config_render.cc). Adding a key is adding an Options field and one entry

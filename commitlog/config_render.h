@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The configuration written out from the key table: a loaded file as
 // commitlog.yaml keys, and the reference of every key (docs/configuration.md).
 #pragma once

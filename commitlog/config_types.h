@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kinds of value a configuration key takes (a duration, a size, a name
 // from a list, ...): how each is read from yaml into Options and printed back.
 // The key table (config_keys.h) gives every key one of these.

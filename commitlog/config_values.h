@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cassandra's value syntax for durations and sizes (CASSANDRA-15234), with no
 // yaml involved:
 //   duration  ^(\d+)(d|h|m|s|ms|us|µs|ns)$   e.g. 10000ms, 2s

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Proves the tails that crashed runs left: when a log is opened, the newest
 // data-bearing segment of each run whose writer died before sealing it (a
 // version 2 segment without a seal, segment/segment_seal.h) is read, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One owner per log directory. A log takes the lock file LOCK in its
 // directory (the name RocksDB gives its own) through FileSystem::lock()
 // before it lists or makes a segment, and holds it until close(): a second

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The durable watermark and the producers waiting on it.
 //
 // The sync thread advances the watermark after each flush and wakes every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "commitlog/failure_policy.h"
 
 #include <cstdlib>

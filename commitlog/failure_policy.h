@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the log does with a failed sync or segment allocation, per
 // commit_failure_policy. One place, used by the sync thread and by producers
 // whose segment switch failed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. The injectable file-system interface. Every byte the library reads or writes
 // goes through it, so tests can substitute an in-memory or fault-injecting
 // implementation (tests/support/) that drops unsynced data, tears writes and
@@ -27,6 +28,11 @@
 // (commitlog/commit_log.h); lock_holder() is how a reader learns that a
 // writer is live without disturbing it.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <cstdint>
 #include <memory>
@@ -178,3 +184,5 @@ Result<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::string
 Status read_whole_file(FileSystem& fs, const std::string& path, std::vector<std::byte>* out);
 
 }  // namespace commitlog
+
+#endif  // C++20

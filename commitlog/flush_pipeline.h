@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Makes segments durable for the sync thread (sync_thread.h), in flush
 // order, through each segment's one protocol: seal (markers), stage (the
 // bytes on their way to the file), commit (durable), committed. After a commit the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The log's one waiting primitive: a 32-bit word that threads sleep on until
 // another thread changes it (the Linux futex: no mutex, one system call on
 // each side, and no spinning or yielding first, unlike std::atomic::wait in

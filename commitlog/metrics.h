@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. A snapshot of the log's metrics (CommitLog::metrics()) and two renderings of
 // it: JSON and the Prometheus text format.
 //
@@ -11,6 +12,11 @@
 // the value 0, bucket b >= 1 the values in [2^(b-1), 2^b), the last bucket
 // everything from its lower bound up.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <array>
 #include <cstdint>
@@ -91,3 +97,5 @@ std::string to_json(const MetricsSnapshot& metrics);
 std::string to_prometheus(const MetricsSnapshot& metrics);
 
 }  // namespace commitlog
+
+#endif  // C++20

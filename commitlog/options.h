@@ -1,6 +1,12 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Everything an embedder can set when opening a CommitLog. Config files
 // (commitlog/config.h) produce one of these; code may also fill it directly.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <array>
 #include <chrono>
@@ -150,3 +156,5 @@ struct Options {
 [[nodiscard]] Status check_options(const Options& options);
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,9 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Sync policies registered by name. The built-ins (periodic, batch, group,
 // adaptive) are present from the start; an embedder adds its own with add()
 // before opening the log, and the yaml key commitlog_sync selects it by name.
 //
 // Thread-safety: all members may be called from any thread.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <functional>
 #include <map>
@@ -47,3 +53,5 @@ class PolicyRegistry {
 };
 
 }  // namespace commitlog
+
+#endif  // C++20

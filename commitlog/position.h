@@ -1,7 +1,13 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. A place in the log: the segment id and the offset of an entry's first byte.
 // Positions are totally ordered: by segment id, then offset. An entry is
 // durable once the log's durable position is greater than its position.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <compare>
 #include <cstdint>
@@ -18,3 +24,5 @@ struct Position {
 };
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Replays the segments of a directory after a crash: lists them,
 // orders them by id, checks headers, markers and entries, and calls a handler
 // with each intact mutation, in log order. It never hands out a payload
@@ -18,6 +19,11 @@
 // or with flags this build does not read is an input error (invalid
 // argument), in every mode: nothing is replayed.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <cstdint>
 #include <functional>
@@ -143,3 +149,5 @@ ReplayReport replay_segment_files(const std::vector<SegmentFile>& files, const R
                                   const ReplayHandler& handler);
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the library has to say that no caller can be told: a background
 // thread's failure that the log survives (a segment kept, a CDC link not
 // made, a sync failed under commit_failure_policy ignore).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps the next segment ready: a background thread creates, preallocates,
 // maps and syncs it ahead of time, so in steady state a producer that fills a
 // segment switches to the next one without waiting for a file to be created.

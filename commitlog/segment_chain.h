@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The segments this process writes, in order: the active one that producers
 // append to, and the older ones the sync thread has not finished yet.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What happens to a segment after it is written: it is archived (when
 // archiving is on), deleted once every table it holds is discarded, and
 // counted against the log's space limits.

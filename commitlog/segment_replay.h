@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replayer's two steps (commitlog/replayer.h): first the prologue of
 // every segment file (its header and whether it holds data, which shows
 // where each process's run of segments ends), then each segment in turn,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which tables a segment file already on disk holds, so that a segment from
 // before this process can be deleted once every one of them is discarded.
 // Read once per file, with the replayer's reader, on the lifecycle thread.

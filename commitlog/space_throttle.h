@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Graded back-pressure under the hard limit on the log's size
 // (commitlog_ext_total_space_hard_limit), so producers slow down before they
 // stop, instead of running into a wall (scylladb#9053: 20 s stalls):

@@ -1,9 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Status and Result: the error values of the whole library.
 //
 // Every fallible call returns one of these; exceptions never cross a library
 // boundary. A Status is cheap to copy when ok (no allocation). Swallowing an
 // error must be explicit: `status.ignore()` is the one greppable way to do it.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <cassert>
 #include <string>
@@ -91,3 +97,5 @@ class [[nodiscard]] Result {
     ::commitlog::Status cl_status_ = (expr);  \
     if (!cl_status_.ok()) return cl_status_;  \
   } while (0)
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the sync loop did, for CommitLog::stats() and metrics(). Written by
 // whoever runs a round (the sync thread, or a producer leading one: rounds
 // are serialized), read by anyone (relaxed atomics).

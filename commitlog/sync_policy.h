@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. A sync policy decides two things, and nothing else:
 //   1. after_append(): what a producer does once its mutation is in the
 //      segment (return at once, wait for durability, or ask for a sync and
@@ -23,6 +24,11 @@
 // Thread-safety: after_append() is called concurrently from every producer
 // thread and must be cheap; plan() and on_flush() only from the sync thread.
 #pragma once
+
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
 
 #include <cstddef>
 #include <cstdint>
@@ -110,3 +116,5 @@ class SyncPolicy {
 };
 
 }  // namespace commitlog
+
+#endif  // C++20

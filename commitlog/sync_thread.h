@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The log's own thread for making data durable: producers (and the fiber
 // schedulers they run on) never make a blocking system call for it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public API. Follows a log while it is written: a live log directory, or a
 // cdc_raw directory (commitlog/cdc_options.h) through its `_cdc.idx` files,
 // yielding each mutation once it is durable, in log order, from a position.
@@ -39,6 +40,11 @@
 // writes or deletes.
 #pragma once
 
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -79,3 +85,5 @@ class TailReader {
 };
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One segment file as the tail reader (tail_reader.h) follows it while it is
 // written: what of it is loaded, how far it is known to be durable, and the
 // entries from a position up to that bound.

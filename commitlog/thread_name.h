@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names the calling thread as `top`, `ps -L`, `perf` and gdb show it. The
 // log's threads: cl-sync (flushes), cl-commit (fdatasync beside cl-sync in
 // compressed logs), cl-segments (archiving and deleting segments) and

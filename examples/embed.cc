@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A key-value store's life with its commit log: recover, open, append,
 // discard what a memtable flush persisted, read the metrics, close.
 // Build: c++ -std=c++20 embed.cc $(pkg-config --cflags --libs commitlog)

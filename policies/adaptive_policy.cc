@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adaptive: batch's latency when producers are few, a group's throughput when
 // they are many, with no fixed window (the rule is explained, with its
 // constants, in docs/design.md, "The adaptive policy").

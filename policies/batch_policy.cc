@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // batch: every producer asks for a sync and waits for it. Syncs run back to
 // back; whoever arrives during one rides the next, so the group size grows by
 // itself with the load (Cassandra's BatchCommitLogService).

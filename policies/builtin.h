@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in policies' factories, registered by PolicyRegistry::global().
 #pragma once
 

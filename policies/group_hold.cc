@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "policies/group_hold.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Holding a group open: whether the next flush should wait for the producers
 // the last one released, who are expected to come back and ride it.
 //

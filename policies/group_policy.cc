@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // group: producers wait without asking; the sync thread flushes at most once
 // per window (Cassandra's GroupCommitLogService). A producer waits at most the
 // rest of the current window plus one flush.

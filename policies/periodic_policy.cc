@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // periodic: producers return at once. The sync thread flushes every period and
 // writes a marker about every marker interval in between, so a process crash
 // (not a power loss) loses at most about one marker interval. Producers block

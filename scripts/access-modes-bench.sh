@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The disk access modes (commitlog_disk_access_mode) against the raw disk, for
 # docs/performance.md. Every table is one `commitlog bench --repeat 3` run:
 # the engines of each load run back to back, forward then backward, and each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Markdown tables from the CSV of `commitlog bench` runs made by scripts/access-modes-bench.sh.
 
 usage: scripts/access-modes-tables.py TABLE.csv

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Adaptive against the other durable policies, from one run of
 
   commitlog bench --policies batch,group:2ms,group:10ms,adaptive --engines commitlog,raw \\

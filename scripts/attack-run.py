@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The attack run: what a hostile or careless user can do to the tools and to
 commitlog-kv, and what each does about it. Prints one line per finding;
 docs/testing.md records a run.

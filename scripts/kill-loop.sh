@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The long kill -9 loop (docs/testing.md): start `commitlog stress`, kill
 # it with SIGKILL after a random delay, restart it (it replays the log and each
 # producer goes on after its last replayed mutation), and repeat. Every EPOCH

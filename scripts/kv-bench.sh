@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # redis-benchmark -t set,get against commitlog-kv with each sync policy and,
 # in the same run, against Debian's redis-server with appendonly yes and
 # appendfsync always / everysec. Prints a markdown table of requests per

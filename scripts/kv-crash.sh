@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The crash test of commitlog-kv (docs/kv.md): start the server, put it under
 # a write load of WRITERS unmodified redis-cli processes, kill -9 it after a
 # random delay, restart it on the same directory, and check with redis-cli

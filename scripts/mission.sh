@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # What the commit log is for, shown in a few seconds: commitlog-kv (a Redis-
 # protocol server that keeps its table in memory and its writes in the log)
 # runs with conf/commitlog.yaml's policy under a write load, is killed with

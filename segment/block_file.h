@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A File that takes writes of any offset and length and makes them whole
 // blocks of direct I/O: the compressed segments of commitlog_disk_access_mode
 // direct, whose sections start and end anywhere.

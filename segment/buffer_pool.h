@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small bounded pool of equally sized, zeroed buffers: the in-memory images
 // of segments that are not mapped (compressed ones, and those written with
 // commitlog_disk_access_mode standard or direct), bounded as Cassandra's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scans over raw segment bytes that the readers share: where the non-zero
 // bytes are, and a forward search for a structure that can sit at any
 // 8-byte-aligned offset. They run only after damage or at the end of a

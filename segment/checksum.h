@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // XXH3-64 checksums and little-endian encoding: the only users of libxxhash.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encoding and decoding of a segment's four structures (layout in format.h):
 // the file header, the sync marker, the entry header and the compressed
 // section header. The writer and every reader go through these functions, so

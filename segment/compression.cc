@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "segment/compression.h"
 
 #include <lz4.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LZ4 block compression: the only user of liblz4.
 #pragma once
 

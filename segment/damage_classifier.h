@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decides, for damage at an offset of a segment image, whether it can be a
 // torn write, and finds where reading can resume after it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the POSIX file system answers FileSystem::direct_io_block_size()
 // (commitlog/file_system.h): whether files in a directory can be written
 // with O_DIRECT, and the alignment those writes need.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Segment file names: CommitLog-<version>-<id>.log (format::kFilePrefix,
 // kFileSuffix). Ids only increase, so names sort a log's segments in order.
 #pragma once

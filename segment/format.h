@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The on-disk format of a segment: the constants shared by writer and reader.
 // segment/FORMAT.md has the grammar; this header is the single source of the
 // numbers, and segment/codec.h the one encoder and decoder of the structures

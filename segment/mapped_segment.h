@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One segment file being written. Its image (format.h) is the mmapped file
 // itself, or a pooled buffer whose changed ranges each flush writes to the
 // file, as they are or as LZ4 sections (segment_storage.h); everything here

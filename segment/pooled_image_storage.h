@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the standard and direct storages share (segment/standard_storage.cc,
 // segment/direct_storage.cc): the image is a pooled buffer that stage()
 // writes to the file at the same offsets, so the file reads exactly as a

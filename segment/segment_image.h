@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The image of a segment file as the segment reader reads it, in which
 // offsets are positions: for a plain segment the file's bytes themselves; for
 // a compressed one the image rebuilt by checking and decompressing its

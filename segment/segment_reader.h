@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads one segment image (segment_image.h): its sync sections and their
 // entries, checking every checksum. It never hands out a payload whose
 // checksum failed.

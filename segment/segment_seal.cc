@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "segment/segment_seal.h"
 
 #include "segment/codec.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The seal of a version 2 segment (format::kHeaderSealOffset): the record,
 // outside the segment's tail, of where its bytes are final. The log writes
 // it once a finished segment's end marker is durable, and a process that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a segment's image lives while it is written, and how a range of it
 // becomes durable (commitlog_disk_access_mode). Every storage implements the
 // one protocol the segment writer (mapped_segment.h) drives:

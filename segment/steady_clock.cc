@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real clock: the only place the library reads the time.
 #include "commitlog/clock.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog_disk_access_mode at work: each mode, plain and LZ4, writes
 // segments that replay whole; direct refuses a file system without O_DIRECT,
 // naming the directory; auto and legacy come to the mode they say; a flush

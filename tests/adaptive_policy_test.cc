@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The adaptive policy's decisions, with an injected clock and scripted
 // arrivals: no sleeping, no disk. Two drivers:
 //   - scripted states: after_append(), on_flush() and plan() called by hand;

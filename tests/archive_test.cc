@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Archiving and restore (commitlog_archiving.properties): the file format,
 // commands run without a shell, a log that archives every finished segment
 // before deleting it and keeps it when archiving fails, restore_and_replay,

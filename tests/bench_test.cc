@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog bench` runs end to end and its CSV has the promised columns.
 // Only the shape of the output is checked: speed is reported, never asserted.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Change data capture (commitlog/cdc_writer.h): segments that receive a CDC
 // table's mutation are linked into cdc_raw with a _cdc.idx file whose offset
 // never exceeds what the segment holds intact and which says COMPLETED once

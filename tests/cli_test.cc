@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The face of both binaries: --version, an unknown or missing command, help
 // text, sizes in the yaml's syntax, `commitlog config`'s --strict, --format
 // yaml and error lists, and the inputs stress --check does not find, driven

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LZ4-compressed segments: round trip, positions in uncompressed coordinates,
 // and damage to compressed sections.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key table: did-you-mean, strict loading, every problem at once,
 // Options::validate(), the yaml round trip over every key and unit, and the
 // files generated from or checked against the table.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The yaml configuration reader: real cassandra.yaml files, conf/commitlog.yaml,
 // each key in its new and old style, and one test per kind of error.
 #include <stdexcept>

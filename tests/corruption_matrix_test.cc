@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The corruption matrix: each kind of damage, to a plain and to an LZ4 log
 // written by the real writer and closed, in its newest and in a middle
 // segment, replayed in each recovery mode. For each it asserts the verdict

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault-injecting file system's model of direct I/O and of writes with
 // RWF_DSYNC (tests/support/fault_file_system.h): alignment refused as
 // O_DIRECT refuses it, what a power loss keeps of a direct write, torn

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog_disk_access_mode: its values load, mmap with compression is
 // refused by the loader naming the key and value, `commitlog config` names
 // the mode legacy and auto come to and why, and where direct is refused, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The user docs: every relative link (and image) resolves to a file of the
 // checkout and, with a #fragment, to a heading of that file; the docs stay a
 // size a user reads; and they carry no project-internal text.

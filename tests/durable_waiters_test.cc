@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Producers on plain threads wait for the durable watermark on a futex word
 // (DurableWaiters, FutexWord): each wakes once its entry is durable, or with
 // the error of a failed flush, and never sleeps through a wake-up. Producers

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The permissions of what the log creates (segments, and with CDC cdc_raw,
 // its links and idx files): files 0600 and directories 0700 by default,
 // commitlog_ext_file_mode and commitlog_ext_directory_mode otherwise, and a

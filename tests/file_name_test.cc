@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Segment file names: what is a segment's name, and a name that looks like
 // one but cannot be read is an error naming the file, never ignored.
 #include <doctest/doctest.h>

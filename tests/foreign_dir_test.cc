@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The commands that write a log never delete or overwrite what they did not
 // create: a directory holding anything but a log is refused with exit 2 and
 // a message naming the entry, and is left as it was; a command removes only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A full disk never leaves a log that will not open. The log fills a
 // FaultFileSystem with a space limit in every access mode, plain and LZ4,
 // with a growth that fails outright and one that first extends the file part

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A full disk on a small real file system never leaves a log that will not
 # open: `commitlog stress` (batch, so every ack is durable) fills a
 # loop-mounted ext4 image, or a tmpfs where loop devices are not to be had,

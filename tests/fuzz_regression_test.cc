@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every input in tests/fuzz/seeds and tests/fuzz/regressions (inputs that
 // once crashed a fuzz target) runs through the fuzz targets' code in every
 // build, sanitizers included.

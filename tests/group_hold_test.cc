@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The group hold rule (policies/group_hold.h), which the adaptive policy and
 // commitlog-kv's worker threads share.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // I/O faults: EIO and ENOSPC from open, fallocate, mmap, msync, fdatasync,
 // pwrite and the directory fsync, injected through a FaultFileSystem.
 //

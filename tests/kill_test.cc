@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kill -9 loop of docs/testing.md, short enough for CI: start
 // `commitlog stress`, kill it after a random delay, restart it (it replays
 // and goes on), repeat; then one clean run and `stress --check`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-kv against hostile or careless clients, with Redis's names and
 // replies: AUTH, HELLO and NOAUTH, protected mode, maxclients, maxmemory-clients,
 // idle timeout; and the permissions of every file the server creates.

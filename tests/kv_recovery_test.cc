@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-kv's start: the recovery modes of --recovery, a replay that
 // stops at SIGINT or SIGTERM, and a FIFO named like a segment refused
 // without hanging. Skipped when commitlog-kv was not built.

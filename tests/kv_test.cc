@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-kv (tools/kv/, docs/kv.md) driven as a process over a loopback
 // socket by a tiny RESP client: every command, protocol errors, oversized
 // values, abrupt disconnects, restart after kill -9 (replay), snapshot and

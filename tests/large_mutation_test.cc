@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Large mutations on the direct route (commitlog_ext_direct_write_threshold):
 // plain segments take the payload with one pwrite, compressed ones as a
 // section the producer compressed. Replay must hand back the same bytes at

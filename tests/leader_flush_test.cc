@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A producer on a plain thread that finds no round of the sync loop running
 // runs the flush itself (SyncThread::lead_flush); one that finds a flush in
 // flight asks the sync thread and rides the next; a fiber always asks.

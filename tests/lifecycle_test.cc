@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Segment lifecycle on the real file system: discard marks tables clean, clean
 // segments are deleted (never the newest), segments from an earlier process
 // are read once and deleted the same way, and the log asks for flushes over

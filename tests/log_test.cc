@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The commit log end to end on the real file system: append from threads and
 // fibers, wait for durability, replay.
 #include <doctest/doctest.h>

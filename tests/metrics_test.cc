@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics snapshot of a running log and its JSON and Prometheus renderings.
 #include <doctest/doctest.h>
 

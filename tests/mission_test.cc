@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's first command after its build step: scripts/mission.sh runs
 // commitlog-kv under redis-benchmark and checking writers, kill -9's it,
 // restarts it, and reports. Run here on a scratch directory, its report must

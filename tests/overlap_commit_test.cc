@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compressed segments overlap flushes: while flush N's fdatasync runs on the
 // commit thread, the sync thread compresses and writes flush N+1, whose
 // producers are released only by N+1's own fdatasync (flush_pipeline.h).

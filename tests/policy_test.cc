@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in policies, driven through a real log: its sync thread, the
 // fault-injecting file system and a manual clock. Time moves only when a test
 // advances it, a held msync keeps a flush in flight, and a test learns that

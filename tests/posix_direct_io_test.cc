@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The POSIX file system's direct I/O and durable writes
 // (segment/posix_file_system.cc, segment/direct_io_probe.cc), on the disk
 // under /tmp and, where the machine has one, on tmpfs.

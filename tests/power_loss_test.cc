@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Power loss at random moments: producers on threads and on Boost.Fiber
 // fibers append to a log on a FaultFileSystem; at a random moment the test
 // notes what was acknowledged and pulls the plug; then every crash mode's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Mapped segments are prepared ahead of the producers (MappedSegment::prepare_ahead):
 // the pages they are about to write are made writable on the sync thread, so
 // that no producer takes a page fault between reserving an entry and

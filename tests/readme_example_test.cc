@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's embedding example is examples/embed.cc, byte for byte (the
 // install tests compile and run the file against the installed library).
 #include <fstream>

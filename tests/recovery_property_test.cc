@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recovery invariant, over thousands of random damages of closed logs
 // and of logs killed by a power loss (the fault-injecting file system's
 // crash modes), plain and LZ4:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every doctest test case is a CTest test of the same name. Discovery lists
 # the binary's test cases when it is built, leaving out any case that skips
 # itself then, and CTest splits a name at each ';' into tests that match

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replay that skips what a table already persisted (ReplayOptions::table_start)
 // and what was written after a point in time (cutoff_time_us).
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replay of damaged logs: torn tails, bit flips in each part of the format,
 // stale bytes, files that are not segments.
 #include <doctest/doctest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A process killed (kill -9) or a machine losing power while a segment file
 // is made leaves a file that replay accepts: no header yet (zeros, perhaps
 // short of the capacity: the unused leftover of FORMAT.md's replay table), or

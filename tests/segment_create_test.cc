@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A segment whose creation fails (a full disk, a failing disk) leaves no
 // file behind: nothing in it was acknowledged, and a stray empty segment
 // file would have to be explained by every later replay.

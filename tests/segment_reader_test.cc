@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The segment reader driven from bytes: segments built through the codec
 // (tests/support/segment_bytes.h), damaged by hand, one case per test.
 #include <doctest/doctest.h>

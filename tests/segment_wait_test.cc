@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A producer that switches segments waits for the allocator, which waits
 // for a pooled buffer (compressed, standard and direct segments), which comes
 // back only when the sync thread finishes a segment. Once syncs fail, none

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hard limit on the log's size: the throttle's curve, then the log
 // slowing producers near the limit, blocking them at it, timing out an append
 // with a deadline, and letting a blocked producer go once segments are

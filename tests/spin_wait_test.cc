@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spinning before sleeping (Options::spin_wait): only a lone producer whose
 // flushes carry its own mutation spins, and only while its waits stay within
 // the limit; a zero limit never spins.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Markers that record what was flushed (format::kFlagSyncedMarks): the writer
 // sets the flag and fills in `synced`, and the replayer takes damage that no
 // later marker proves flushed for a torn tail in a run's newest segment only.

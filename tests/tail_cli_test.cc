@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog tail` through the binary: its lines are replay's, a position
 // file resumes it with nothing twice, bad input exits 2, a gap exits 1.
 #include <doctest/doctest.h>

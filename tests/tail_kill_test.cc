@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog tail --follow --position-file` beside `commitlog stress`, which
 // is killed -9 and restarted over 100+ segment switches, in each disk access
 // mode, plain and LZ4 (mmap only plain); the tail itself is stopped (SIGTERM)

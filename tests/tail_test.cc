@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live tail (commitlog/tail_reader.h) beside a writer on the fault file
 // system: every mutation it hands out is durable at that moment (a crash
 // image that keeps only synced bytes holds it), the writer loses power and

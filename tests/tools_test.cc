@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The offline subcommands (dump, verify, replay, stat) through the binary:
 // their output formats, exit codes, and every kind of bad input. The contract
 // under test is docs/tools.md.

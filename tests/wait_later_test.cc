@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Append now, wait later: an append's own wait (AppendWait), wait_durable()
 // after an append that did not wait, and what a failed sync does to both.
 //

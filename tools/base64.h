@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Standard base64 (RFC 4648, with '=' padding) for the JSON the tools print.
 // The replay command encodes every payload, so the encoder works on 3-byte
 // groups through a 4096-entry table of character pairs.

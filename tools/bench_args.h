@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The value syntax of `commitlog bench`'s options. Errors are
 // kInvalidArgument naming the offending value.
 //   sizes       100, 4096, 4KiB, 1MiB (tools/size_option.h)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog bench`: durable append throughput, latency and CPU cost of the
 // commit log under each sync policy and producer count, next to two
 // references run in the same invocation (raw: an ideal group commit with

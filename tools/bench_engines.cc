@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The commitlog engine, and the dispatch by engine name.
 #include "tools/bench_engines.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engines `commitlog bench` drives, behind one interface so that one
 // producer loop measures them all:
 //   commitlog  this library, under one sync policy (batch, group:10ms, ...);

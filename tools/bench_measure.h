@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `commitlog bench` measures besides counting: append latency in a
 // log-linear histogram, and the process's CPU time, context switches and
 // resident memory.

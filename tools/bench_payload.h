@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The payloads `commitlog bench` appends (--payload), each kind a pool of
 // records the producers pick from, the same for a given size and seed:
 //   fill    `size` bytes of 0x5a, one record: what every table before this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plots of `commitlog bench` results through gnuplot: ops/s and p99 latency
 // against producers, log-log. Thread producers and fiber producers are two
 // panels of one figure, since thousands of fibers on two threads and a few

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `raw-direct` reference: O_DIRECT + O_DSYNC writes on a pre-written
 // file, the disk's own answer to "write this durably now".
 //

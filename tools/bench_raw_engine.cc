@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `raw` reference: the simplest ideal group commit, against which the
 // commit log's durable throughput and latency are judged.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The files of the raw references (bench_raw_engine.cc,
 // bench_raw_direct_engine.cc), and how their records are laid out.
 //   fallocated   space reserved with posix_fallocate, as the log's segments

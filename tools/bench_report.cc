@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table, CSV and JSON outputs of `commitlog bench`, from one column list.
 #include "tools/bench_report.h"
 

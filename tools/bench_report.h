@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How `commitlog bench` prints its points: a Markdown table, CSV or JSON, all
 // three from one column list of measurements and ratios to the reference
 // engines; and gnuplot plots of ops/s and p99 latency against producers.

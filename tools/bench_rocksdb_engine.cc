@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `rocksdb` reference: Put with WriteOptions.sync = true, a 16-byte key
 // (producer and sequence, big-endian) and the payload as the value, on a
 // default-configured DB from Debian's librocksdb-dev. RocksDB groups

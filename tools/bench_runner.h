@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One benchmark point: an engine, `threads` producer threads each running
 // `fibers` producers (fibers == 1: the thread itself appends, no fiber is
 // made), each appending `size`-byte payloads back to back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The commitlog CLI's subcommands. Each lives in its own file and adds itself
 // to the app; its callback stores the process exit code in `exit_code`.
 // Exit codes: 0 ok, 1 corruption found (verify, replay, stress --check, tail),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog config FILE [--format text|json|yaml] [--strict]`: loads a
 // commitlog.yaml or a cassandra.yaml as the library would and prints every
 // effective commit-log setting with where it came from.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog demo`: fibers on several threads append mutations and wait for
 // durability; then the log is replayed and the counts are printed. A
 // directory that already holds a log gets the new mutations after its own;

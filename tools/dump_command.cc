@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog dump PATH... [--format text|jsonl]`: prints the header, sync
 // sections, entries, damage and end of each segment file, or of every segment
 // of a directory (in id order). It shows what the reader sees without judging

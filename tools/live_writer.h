@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The read-only commands (dump, verify, replay, stat, tail) never take a log
 // directory's lock (commitlog/directory_lock.h), so they work beside a live
 // writer; they say so when they read one, since its newest segment may

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The directories the commands write into. A command never deletes or
 // overwrites what it did not create, so before it writes a log it checks
 // that the directory holds nothing but this log's segment files and its lock

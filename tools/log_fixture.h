@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog replay-fixture DIR [--bytes N] [--payload N] ...` (hidden): writes
 // a log of a given size quickly, through the library, for measuring replay
 // speed (tools/replay_speed.sh, docs/performance.md). Payloads are text-like

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The inputs of the offline commands (dump, verify, replay, stat), checked
 // before any output, so that bad input gives one line naming the file (and the
 // offset where one applies) and exit code 2, never a crash or half a report.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog: dump, verify, replay, stat, benchmark and stress-test commit logs.
 #include <exception>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON line of one mutation, as `commitlog replay` writes it (the schema
 // in docs/tools.md), for every command that hands mutations out as lines:
 //   {"segment":<id>,"offset":<n>,"table":<id>,"time_us":<n>,"size":<n>,"payload":"<base64>"}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Buffered output to stdout or a file, for commands that print one line per
 // entry. Callers reserve room, write into it and commit; the buffer goes out
 // in large write(2) calls. Errors are kept and returned by flush().

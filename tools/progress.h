@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A progress bar on stderr for work measured in bytes.
 //
 // It draws only when stderr is a terminal, and only once the work has run for

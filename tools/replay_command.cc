@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog replay DIR [--mode MODE] [--table ID]... [--from SEGMENT:OFFSET]
 //                  [--until TIME] [--out FILE]`:
 // replays a log through the library's replayer and writes each mutation, in

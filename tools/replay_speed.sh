@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Replay speed against the ceiling of simply reading the same files
 # (docs/performance.md, "Replay speed"). Usage:
 #   tools/replay_speed.sh [CLI] [WORK_DIR] [COMPRESSIONS] [REPS]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the offline commands share when they replay a log: the --mode option,
 // the exit code a report earns, how a problem is printed, and progress by
 // replay position. The contract they print to is in docs/tools.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Size arguments of the commands, in the yaml's syntax: 4KiB, 32MiB, 1GiB,
 // or a bare count of bytes.
 #pragma once

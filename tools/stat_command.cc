@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog stat DIR [--format text|json]`: what a log directory holds: its
 // segments (id, size, header, entries, how each ends), entries and payload
 // bytes per table, the compression ratio, and the oldest and newest position.

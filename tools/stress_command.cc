@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog stress`: the driver that crash tests run and kill, and `--check`,
 // which judges what it left behind. docs/testing.md describes the loops
 // built on it; tools/stress_workload.h holds the workload's formula.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload of `commitlog stress`, shared by the driver and `--check`: what
 // mutation S of producer P is, what a replayed directory says about each
 // producer, and what the acks file says about acknowledged mutations lost.

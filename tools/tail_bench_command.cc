@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog tail-bench [--dir DIR] [--policy NAME] [--producers N] [--size BYTES]
 //                      [--duration SECONDS] [--repeat R] [--poll-interval MS]`:
 // producer ops/s with and without a tail attached, and the tail's lag, from

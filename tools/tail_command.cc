@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog tail DIR [--from POSITION] [--follow] [--table T]...
 //                [--position-file F] [--format jsonl|text]`:
 // hands out the mutations of a live log directory, or of a cdc_raw directory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `commitlog verify DIR [--mode MODE] [--format text|json]`: replays the log
 // without applying anything and reports every problem with its file, offset,
 // kind and the exact bytes it covers. Exit 0 when the log is intact or its

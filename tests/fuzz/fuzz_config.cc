@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: any bytes as a commitlog.yaml / cassandra.yaml.
 #include <cstddef>
 #include <cstdint>

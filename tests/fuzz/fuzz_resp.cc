@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: any bytes as what a client sends commitlog-kv.
 #include <cstddef>
 #include <cstdint>

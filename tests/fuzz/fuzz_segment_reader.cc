@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target: any bytes as a segment file, through everything replay
 // does with one (header, compressed image, sections, entries).
 #include <cstddef>

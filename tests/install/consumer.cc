@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opens a batch log in DIR, appends one mutation and closes: the smallest use
 // of an installed commitlog.
 #include <commitlog/commit_log.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the install tests: consumers_against PREFIX WORK builds and runs,
 # against the commitlog installed under PREFIX, the CMake consumers (static,
 # shared, the README's example, a missing dependency) and two pkg-config

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cpack -G DEB` of the build, extracted into a scratch root: the package
 # holds the library (static and shared), the public headers, the CMake and
 # pkg-config files, both binaries and the config, and declares its Depends;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` of the build into a scratch prefix: only the public
 # headers (the list in commitlog/CMakeLists.txt), each compiling on its own
 # and including only public headers; both libraries, the shared one with its
@@ -22,7 +23,7 @@ installed=$(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort)
 [[ $installed == "$(sed 's|^|commitlog/|' <<< "$expected")" ]] ||
   fail "installed headers differ from the public list:"$'\n'"$(diff <(echo "$installed") <(sed 's|^|commitlog/|' <<< "$expected"))"
 for h in "$source_dir"/commitlog/*.h; do
-  if [[ $(head -1 "$h") == "// Public API."* ]] && ! grep -qx "$(basename "$h")" <<< "$expected"; then
+  if [[ $(grep -v -m1 '^// SPDX-License-Identifier' "$h") == "// Public API."* ]] && ! grep -qx "$(basename "$h")" <<< "$expected"; then
     fail "$(basename "$h") says it is public API but is not in COMMITLOG_PUBLIC_HEADERS"
   fi
 done
@@ -33,6 +34,12 @@ for h in $expected; do
 done
 for h in $expected; do echo "$h"; done |
   xargs -P2 -I{} sh -c "echo '#include <commitlog/{}>' | c++ -std=c++20 -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I'$prefix/include' -x c++ - || { echo 'commitlog/{} does not compile on its own' >&2; exit 255; }"
+
+# A pre-C++20 compiler is told so, in one message.
+c17=$(echo '#include <commitlog/commit_log.h>' | c++ -std=c++17 -fsyntax-only -I"$prefix/include" -x c++ - 2>&1) &&
+  fail "commitlog/commit_log.h compiles with -std=c++17"
+[[ $(grep -c 'error:' <<< "$c17") == 1 && $c17 == *"needs C++20"* ]] ||
+  fail "-std=c++17 should give one error naming C++20, got:"$'\n'"$c17"
 
 # The libraries, the tools, the config.
 for f in lib/libcommitlog.a lib/libcommitlog.so bin/commitlog bin/commitlog-kv share/commitlog/commitlog.yaml \

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Child processes that a test starts, kills and waits for (the kill -9 loops,
 // commitlog-kv).
 #pragma once

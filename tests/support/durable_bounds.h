@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the files of a live log directory prove durable, by the rules the
 // tail follows (docs/tools.md, `commitlog tail`), worked out from the bytes
 // on their own: a test's second opinion on what the tail writes out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The built-in sync policies that acknowledge a mutation only once it is
 // durable: the ones every crash and fault test must run.
 #pragma once

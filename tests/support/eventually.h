@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Polls for what a test cannot be told of directly: another thread reaching
 // a wait, a background thread finishing its work.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FaultFileSystem's power loss: pulling the plug and what a reboot finds.
 #include <algorithm>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/support/fault_file_system.h"
 
 #include "tests/support/fault_node.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An in-memory FileSystem that remembers what is durable, so a test can pull
 // the plug, and that fails chosen calls on demand (after RocksDB's
 // utilities/fault_injection_fs.h).

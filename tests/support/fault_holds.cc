@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FaultFileSystem's held calls: a test keeps a sync in flight.
 #include "tests/support/fault_file_system.h"
 

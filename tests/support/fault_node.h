@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FaultFileSystem's file contents, shared by its files and its crash().
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The permission bits of what a test finds on disk, and the process umask
 // set for a scope, for the tests of what the log and the tools create.
 #pragma once

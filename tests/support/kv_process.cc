@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/support/kv_process.h"
 
 #include <netinet/in.h>

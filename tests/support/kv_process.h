@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-kv (build/bin/commitlog-kv) as a child process, and a tiny
 // blocking RESP client, for the tests that drive the server over a loopback
 // socket. Failures inside are doctest REQUIREs of the calling test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A config loaded from yaml text in a test, as if from the file t.yaml.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for tests that write a log to a real directory and then look at or
 // damage its files byte by byte, and replay a log.
 #pragma once

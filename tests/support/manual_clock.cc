@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tests/support/manual_clock.h"
 
 namespace commitlog::testing {

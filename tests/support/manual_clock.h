@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Clock whose time moves only when a test advances it. The library's timed
 // sleeps (the sync thread's plan, a group window, the space throttle's
 // delays) never end by themselves on it: advance() wakes them, and each then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the commitlog binary (COMMITLOG_CLI) as a child process, the way an
 // operator or a script does, and collects what it printed.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a command line as a child process, for tests that drive the built
 // binaries.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether this build runs under a sanitizer, for the few tests whose bounds
 // (resident memory, how much work fits in a test's time) a sanitizer changes;
 // and a ThreadSanitizer scope for the one copy the fault file system makes

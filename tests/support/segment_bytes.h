@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Segment files built byte by byte through the codec, as the writer lays them
 // out, for tests that drive the readers from bytes (in the style of LevelDB's
 // log_test.cc): sections whose markers record chosen synced offsets, the end

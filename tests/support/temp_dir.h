@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fresh directory under /tmp for one test, removed with its contents when
 // the object goes out of scope.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The names of a process's threads, as /proc shows them (thread_name.h).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who may talk to the server, with Redis's names and replies, so that its
 // users' habits carry over:
 //   - a password for the default user (--requirepass, or --requirepass-file

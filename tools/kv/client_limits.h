@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server-wide limits on clients, with Redis's names and semantics:
 //   maxclients          past it a new connection gets "-ERR max number of
 //                       clients reached" and is closed;

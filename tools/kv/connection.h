@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One client connection, served by one fiber.
 //
 // The loop: read what the client sent; parse and execute every complete

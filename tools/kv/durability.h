@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting for durability: once per round of each worker's event loop, the
 // way Redis fsyncs once per turn of its loop, before it replies.
 //

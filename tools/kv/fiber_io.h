@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Non-blocking sockets for Boost.Fiber fibers, one epoll per thread.
 //
 // Boost.Fiber has no networking, so each server thread installs an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The key-value table: an in-memory map fed by the commit log.
 //
 // Ordering. The table is split into kShards shards by key hash, each with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server's listening socket and its acceptors: one fiber per worker
 // thread accepts on the shared socket, admits each connection with the
 // ClientRegistry (one past maxclients is told "-ERR max number of clients

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-kv: a Redis-protocol (RESP2) key-value server whose table is fed
 // by the commit log. docs/kv.md describes it; tools/kv/server.h its threads.
 //

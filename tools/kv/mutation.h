@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The payload of one key-value mutation in the commit log (table kDataTable).
 //
 //   +----+-----------------------------------------------------------------+

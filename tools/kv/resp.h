@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RESP2, the Redis protocol: parsing client requests, encoding replies.
 //
 // A request is either a multibulk array, which redis-cli and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-kv: the in-memory table, its commit log and snapshots, and the
 // threads that serve clients.
 //

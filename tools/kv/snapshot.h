@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Snapshots of the key-value table, so that the commit log can be discarded.
 //
 // snapshot-<segment>-<offset>.kvs holds the table as of the snapshot marker

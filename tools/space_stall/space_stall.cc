@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // commitlog-space-stall: how appends stall when the log runs into its hard
 // size limit (docs/lifecycle.md has the figures). Producers append at an
 // offered rate; a simulated embedder answers each flush request by
