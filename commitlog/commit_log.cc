@@ -1,6 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commitlog/commit_log.h"
 
+// The write path, in the order a newcomer should read the files:
+//   append() -> SegmentChain::active() -> MappedSegment::reserve() (one CAS)
+//   -> MappedSegment::write_entry() (one copy into the segment's image)
+//   -> SyncPolicy::after_append() (policies/) -> SyncThread: the policy's plan,
+//   then seal (markers) -> FlushPipeline: stage, commit (msync/fdatasync),
+//   committed -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
+//
+// After the write path, a segment's life (commitlog/segment_lifecycle.h):
+// finished by the sync thread -> archived (archiver.h) -> deleted once
+// discard() has covered every table in it; its size counts against
+// total_space (flush requests) and the hard limit (space_throttle.h).
+
 #include "commitlog/access_mode.h"
 #include "commitlog/archiver.h"
 #include "commitlog/cdc_writer.h"

@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Public API. The commit log: what an embedding key-value store opens, appends to, and
-// closes. Read segment/FORMAT.md for what lands on disk and
-// commitlog/replayer.h for reading it back after a crash.
+// closes. replayer.h reads it back after a crash; the segment file format is
+// documented with the sources (segment/FORMAT.md).
 //
-// The write path, in the order a newcomer should read the files:
-//   append() -> SegmentChain::active() -> MappedSegment::reserve() (one CAS)
-//   -> MappedSegment::write_entry() (one copy into the segment's image)
-//   -> SyncPolicy::after_append() (policies/) -> SyncThread: the policy's plan,
-//   then seal (markers) -> FlushPipeline: stage, commit (msync/fdatasync),
-//   committed -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
-//
-// After the write path, a segment's life (commitlog/segment_lifecycle.h):
-// finished by the sync thread -> archived (archiver.h) -> deleted once
-// discard() has covered every table in it; its size counts against
-// total_space (flush requests) and the hard limit (space_throttle.h).
+// A segment's life: appends fill it; once full (or at close) it is finished
+// and sealed; it is archived when archiving is on, and deleted once discard()
+// has covered every table in it. Its size counts against total_space (flush
+// requests) and total_space_hard_limit (appends wait).
 //
 // Threads: the log runs three of its own, the segment allocator, the sync
 // thread and the lifecycle thread. Every public member may be called
