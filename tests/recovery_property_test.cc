@@ -244,6 +244,30 @@ bool proof_after(const std::vector<std::byte>& file, uint64_t at, uint64_t from)
   return false;
 }
 
+// Where a file's data ends: a plain segment's end marker (the last valid
+// one), a compressed segment's last valid section's end; else its last
+// non-zero byte.
+uint64_t data_end_of(const std::vector<std::byte>& file) {
+  SegmentHeader h;
+  if (decode_segment_header(file, &h) != HeaderProblem::kNone) return nonzero_end(file, 0);
+  if ((h.flags & format::kFlagLz4Sections) != 0) {
+    uint64_t end = format::kHeaderSize;
+    for (uint64_t at = format::kHeaderSize; at + format::kSectionHeaderSize <= file.size();) {
+      auto sh = decode_section_header(file.data() + at, h.id, at, h.flags, h.capacity);
+      if (!sh) break;
+      at = end = format::align_up(at + format::kSectionHeaderSize + sh->stored_length);
+    }
+    return end;
+  }
+  for (uint64_t m = format::kFirstMarkerOffset; m + format::kMarkerSize <= file.size();) {
+    auto marker = decode_marker(file.data() + m, h.id, m, h.flags);
+    if (!marker) return m;
+    if (marker->next == format::kEndOfSegment) return m;
+    m = marker->next;
+  }
+  return nonzero_end(file, 0);
+}
+
 struct Damaged {
   std::vector<std::pair<std::string, std::vector<std::byte>>> files;
   std::string what;
@@ -262,7 +286,7 @@ Damaged damage(const Source& s, std::mt19937_64& rng) {
   auto offset = [&] { return rng() % data; };
   uint64_t lo = 0, hi = 0;
   bool detectable = false;  // always reported, whatever the bytes after it
-  switch (rng() % 7) {
+  switch (rng() % 8) {
     case 0: {
       const int flips = 1 + static_cast<int>(rng() % 4);
       lo = UINT64_MAX;
@@ -306,6 +330,16 @@ Damaged damage(const Source& s, std::mt19937_64& rng) {
       bytes = s.files[other].second;
       detectable = true;  // its header names another segment
       d.what = fmt::format("a copy of segment {}", other);
+      break;
+    }
+    case 7: {
+      // Zeros ending where the data ends: at a plain file's end marker (or
+      // over it), at the end of a compressed file's last section.
+      hi = data_end_of(original);
+      if (rng() % 2 == 0) hi = std::min<uint64_t>(bytes.size(), hi + format::kMarkerSize);
+      lo = hi > format::kHeaderSize ? format::kHeaderSize + rng() % (hi - format::kHeaderSize) : hi;
+      std::fill(bytes.begin() + static_cast<ptrdiff_t>(lo), bytes.begin() + static_cast<ptrdiff_t>(hi), std::byte{0});
+      d.what = fmt::format("zeros at [{}, {}), ending at or over the end of the data", lo, hi);
       break;
     }
     default: {
