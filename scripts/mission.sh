@@ -18,8 +18,9 @@
 # DIR (default: a new /tmp/commitlog-mission.XXXXXX) must be empty or absent;
 # everything goes in it and stays there for a look afterwards:
 #   data/         the server's directory (its log in data/commitlog)
-#   log-at-kill/  hard links to the segments as the kill left them (the
-#                 server's own copies are discarded once it snapshots)
+#   log-at-kill/  hard links to the segments as the kill left them, but for
+#                 the seal the restart writes where it found the crashed run
+#                 to end (the server discards its own once it snapshots)
 #   *.out         the output of every process started
 # Nothing is deleted, and no process started here outlives the script.
 #
@@ -212,7 +213,7 @@ else
   show "recovered" "$(commas "$recovered") checked SETs read back their value"
 fi
 show "lost" "$lost"
-show "the log" "$dir/log-at-kill: $segments segments, $(commas "$entries") entries, as the kill left them"
+show "the log" "$dir/log-at-kill: $segments segments, $(commas "$entries") entries, as the kill left them (sealed by the restart)"
 show "verify" "$verify"
 echo
 echo "Look at it with:"
