@@ -31,23 +31,9 @@
 #include <optional>
 
 #include "commitlog/clock.h"
+#include "policies/moving_average.h"
 
 namespace commitlog {
-
-// An exponentially weighted moving average, unknown until its first sample.
-// About the last 4 samples count, so a change of load is followed within a
-// few flushes and one slow fdatasync is smoothed.
-class MovingAverage {
- public:
-  static constexpr double kWeight = 0.25;
-  void add(double sample) { value_ = known() ? value_ + kWeight * (sample - value_) : sample; }
-  void add(Duration sample) { add(static_cast<double>(sample.count())); }  // in ns
-  bool known() const { return value_ >= 0; }
-  double value() const { return value_; }
-
- private:
-  double value_ = -1;
-};
 
 struct GroupHoldState {
   TimePoint now;

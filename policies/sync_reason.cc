@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <iterator>
+
 #include "commitlog/sync_policy.h"
 
 namespace commitlog {
+namespace {
+
+// In SyncReason's order.
+constexpr const char* kNames[] = {"producer_request", "window",   "period",   "marker",
+                                  "segment_switch",   "explicit", "shutdown", "adaptive"};
+static_assert(std::size(kNames) == kSyncReasons);
+
+}  // namespace
 
 const char* sync_reason_name(SyncReason reason) {
-  switch (reason) {
-    case SyncReason::kProducerRequest: return "producer_request";
-    case SyncReason::kWindow: return "window";
-    case SyncReason::kPeriod: return "period";
-    case SyncReason::kMarker: return "marker";
-    case SyncReason::kSegmentSwitch: return "segment_switch";
-    case SyncReason::kExplicit: return "explicit";
-    case SyncReason::kShutdown: return "shutdown";
-    case SyncReason::kAdaptive: return "adaptive";
-  }
-  return "unknown";
+  const auto index = static_cast<size_t>(reason);
+  return index < kSyncReasons ? kNames[index] : "unknown";
 }
 
 }  // namespace commitlog

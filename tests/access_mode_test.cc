@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "commitlog/access_mode.h"
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "tests/support/fault_file_system.h"

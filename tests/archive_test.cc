@@ -15,7 +15,7 @@
 
 #include <fmt/core.h>
 
-#include "commitlog/archiver.h"
+#include "commitlog/lifecycle/archiver.h"
 #include "commitlog/commit_log.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/log_files.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Change data capture (commitlog/cdc_writer.h): segments that receive a CDC
+// Change data capture (commitlog/cdc/cdc_writer.h): segments that receive a CDC
 // table's mutation are linked into cdc_raw with a _cdc.idx file whose offset
 // never exceeds what the segment holds intact and which says COMPLETED once
 // the segment is finished; discard leaves cdc_raw alone; cdc_total_space is
@@ -13,7 +13,7 @@
 #include <variant>
 #include <vector>
 
-#include "commitlog/cdc_writer.h"
+#include "commitlog/cdc/cdc_writer.h"
 #include "commitlog/commit_log.h"
 #include "commitlog/tail_reader.h"
 #include "segment/segment_reader.h"

@@ -11,11 +11,11 @@
 #include <doctest/doctest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "commitlog/archiver.h"
+#include "commitlog/lifecycle/archiver.h"
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
-#include "commitlog/config_keys.h"
-#include "commitlog/config_render.h"
+#include "commitlog/config/config_keys.h"
+#include "commitlog/config/config_render.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/load_config.h"
 #include "tests/support/temp_dir.h"

@@ -10,7 +10,7 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
-#include "commitlog/config_values.h"
+#include "commitlog/config/config_values.h"
 #include "tests/support/load_config.h"
 #include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"

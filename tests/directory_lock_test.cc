@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One owner per log directory (commitlog/directory_lock.h): a second open of
+// One owner per log directory (commitlog/lifecycle/directory_lock.h): a second open of
 // a directory a log holds is refused at once, in the same process and from
 // another, naming the directory and the holder's process; the lock ends with
 // close() or with the owner's process, kill -9 too; the read-only tools work

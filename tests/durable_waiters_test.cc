@@ -13,8 +13,8 @@
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
 
-#include "commitlog/durable_waiters.h"
-#include "commitlog/futex_word.h"
+#include "commitlog/write/durable_waiters.h"
+#include "commitlog/util/futex_word.h"
 
 namespace commitlog {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "commitlog/access_mode.h"
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "segment/format.h"

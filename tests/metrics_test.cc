@@ -12,7 +12,7 @@
 
 #include "commitlog/commit_log.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
+#include "segment/storage/mapped_segment.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The POSIX file system's direct I/O and durable writes
-// (segment/posix_file_system.cc, segment/direct_io_probe.cc), on the disk
+// (segment/platform/posix_file_system.cc, segment/platform/direct_io_probe.cc), on the disk
 // under /tmp and, where the machine has one, on tmpfs.
 #include <doctest/doctest.h>
 #include <linux/magic.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "commitlog/file_system.h"
-#include "segment/buffer_pool.h"
+#include "segment/storage/buffer_pool.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {

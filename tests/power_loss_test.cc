@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "commitlog/access_mode.h"
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "segment/checksum.h"

@@ -35,7 +35,7 @@
 
 #include <fmt/core.h>
 
-#include "commitlog/access_mode.h"
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "segment/byte_scan.h"

@@ -17,9 +17,9 @@
 #include <string>
 
 #include "commitlog/replayer.h"
-#include "segment/buffer_pool.h"
+#include "segment/storage/buffer_pool.h"
 #include "segment/format.h"
-#include "segment/mapped_segment.h"
+#include "segment/storage/mapped_segment.h"
 #include "tests/support/fault_file_system.h"
 
 namespace commitlog {

@@ -13,7 +13,7 @@
 #include <boost/fiber/all.hpp>
 
 #include "commitlog/commit_log.h"
-#include "commitlog/space_throttle.h"
+#include "commitlog/lifecycle/space_throttle.h"
 #include "tests/support/eventually.h"
 #include "tests/support/temp_dir.h"
 

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "commitlog/commit_log.h"
-#include "commitlog/durable_waiters.h"
+#include "commitlog/write/durable_waiters.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
 

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "commitlog/commit_log.h"
-#include "segment/buffer_pool.h"
+#include "segment/storage/buffer_pool.h"
 #include "segment/checksum.h"
 #include "segment/format.h"
 #include "segment/file_name.h"
-#include "segment/mapped_segment.h"
+#include "segment/storage/mapped_segment.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 #include "tests/support/log_files.h"

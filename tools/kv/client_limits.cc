@@ -9,7 +9,7 @@
 #include <charconv>
 #include <string>
 
-#include "commitlog/thread_name.h"
+#include "commitlog/util/thread_name.h"
 
 namespace commitlog::kv {
 

@@ -12,7 +12,7 @@
 #include <boost/fiber/all.hpp>
 #include <fmt/core.h>
 
-#include "commitlog/thread_name.h"
+#include "commitlog/util/thread_name.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/mutation.h"

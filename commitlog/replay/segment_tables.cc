@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commitlog/replay/segment_tables.h"
+
+#include <algorithm>
+#include <map>
+#include <variant>
+
+#include "segment/segment_image.h"
+#include "segment/segment_reader.h"
+
+namespace commitlog {
+
+Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& file,
+                                          std::vector<std::byte>* buffer) {
+  CL_RETURN_IF_ERROR(read_whole_file(fs, file.path, buffer));
+  SegmentTables out;
+  SegmentHeader header;
+  const HeaderProblem problem = decode_segment_header(*buffer, &header);
+  const bool all_zero = std::all_of(buffer->begin(), buffer->end(), [](std::byte b) { return b == std::byte{0}; });
+  if (all_zero) return out;
+  if (problem != HeaderProblem::kNone) {
+    out.damage = header_problem_name(problem);
+    return out;
+  }
+  if (header.id != file.id) {
+    out.damage = "the header names segment " + std::to_string(header.id);
+    return out;
+  }
+  const SegmentImage image = load_segment_image(*buffer, header);
+  if (!image.damage.empty()) out.damage = damage_kind_name(image.damage.front().kind);
+  std::map<uint32_t, uint64_t> last;
+  SegmentReader reader(image, header);
+  while (true) {
+    SegmentItem item = reader.next();
+    if (auto* entry = std::get_if<SegmentEntry>(&item)) {
+      last[entry->table] = entry->offset;
+    } else if (auto* bad = std::get_if<SegmentDamage>(&item)) {
+      if (out.damage.empty()) out.damage = damage_kind_name(bad->kind);
+    } else {
+      break;
+    }
+  }
+  for (const auto& [table, offset] : last) out.tables.push_back({table, offset});
+  return out;
+}
+
+}  // namespace commitlog

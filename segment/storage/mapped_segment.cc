@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "segment/storage/mapped_segment.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "segment/storage/block_file.h"
+#include "segment/checksum.h"
+#include "segment/codec.h"
+#include "segment/file_name.h"
+#include "segment/format.h"
+#include "segment/platform/cpu_pause.h"
+
+namespace commitlog {
+namespace {
+
+constexpr uint64_t kClosedBit = uint64_t{1} << 63;
+// Image bytes prepared ahead of producers (prepare_ahead()).
+constexpr uint64_t kFirstPrepared = 256 << 10;
+constexpr uint64_t kMinPrepared = 64 << 10;
+constexpr uint64_t kMaxPrepared = 4 << 20;
+
+std::atomic_ref<uint32_t> length_field(std::byte* entry) {
+  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(entry));
+}
+
+Result<std::unique_ptr<File>> open_direct(FileSystem& fs, const std::string& path, uint64_t block_size) {
+  auto file = fs.open(path, OpenMode::kReadWriteDirect);
+  if (!file.ok()) return file.status();
+  return make_block_file(std::move(file).value(), block_size);
+}
+
+// `created`: the new, empty file at `path`.
+Result<std::unique_ptr<SegmentStorage>> make_storage(FileSystem& fs, const std::string& path,
+                                                     std::unique_ptr<File> created,
+                                                     std::optional<PooledBuffer> buffer,
+                                                     const SegmentFileInfo& info, StorageMode mode,
+                                                     std::span<const std::byte> header) {
+  if ((info.flags & format::kFlagLz4Sections) != 0) {
+    auto file = mode.io == SegmentIo::kDirect ? open_direct(fs, path, mode.block_size)
+                                              : Result<std::unique_ptr<File>>(std::move(created));
+    if (!file.ok()) return file.status();
+    return make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, info.capacity,
+                                   (info.flags & format::kFlagFlushGroups) != 0, header);
+  }
+  switch (mode.io) {
+    case SegmentIo::kMapped: return make_mapped_storage(std::move(created), info.capacity, header);
+    case SegmentIo::kStandard:
+      return make_standard_storage(std::move(created), std::move(*buffer), info.capacity, header);
+    case SegmentIo::kDirect:
+      return make_direct_storage(fs, path, std::move(*buffer), info.capacity, mode.block_size, header);
+  }
+  return Status::invalid_argument("unknown segment I/O");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const Clock& clock,
+                                                             const std::string& dir,
+                                                             SegmentFileInfo info,
+                                                             BufferPool* pool, StorageMode mode) {
+  if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
+      info.capacity % format::kAlignment != 0) {
+    return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
+                                    " is too small or not a multiple of 8");
+  }
+  if ((info.flags & format::kFlagSyncedMarks) != 0 &&
+      info.capacity > format::kMaxSyncedMarksCapacity) {
+    return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
+                                    " does not fit the 32-bit offsets of synced markers");
+  }
+  const bool compressed = (info.flags & format::kFlagLz4Sections) != 0;
+  const bool pooled = compressed || mode.io != SegmentIo::kMapped;
+  if (pooled && (pool == nullptr || pool->buffer_size() < info.capacity)) {
+    return Status::invalid_argument("a segment not mapped needs a buffer pool of segment-sized buffers");
+  }
+  if (compressed && (mode.io == SegmentIo::kDirect) != ((info.flags & format::kFlagWholeBlocks) != 0)) {
+    return Status::invalid_argument("a compressed segment has kFlagWholeBlocks exactly when written with direct I/O");
+  }
+  std::byte header[format::kHeaderSize];
+  encode_segment_header({format::kFormatVersion, info.flags, info.id, clock.wall_micros(), info.capacity, info.previous_id},
+                        header);
+
+  // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
+  std::optional<PooledBuffer> buffer = pooled ? pool->acquire() : std::nullopt;
+  if (pooled && !buffer) return Status::closed("the segment buffer pool is shut: the log has stopped");
+  std::string path = dir + "/" + segment_file_name(info.id);
+  auto file = fs.open(path, OpenMode::kCreateNew, info.permissions);
+  if (!file.ok()) return file.status();
+  auto storage = make_storage(fs, path, std::move(file).value(), std::move(buffer), info, mode, header);
+  // The new name must be durable before anything in it is acknowledged.
+  Status made = storage.ok() ? fs.sync_dir(dir) : storage.status();
+  if (!made.ok()) {
+    // Nothing in it was ever acknowledged: a failed creation (a full disk,
+    // say) leaves no file behind.
+    fs.remove(path).ignore();
+    return made;
+  }
+  return std::unique_ptr<MappedSegment>(
+      new MappedSegment(std::move(storage).value(), clock, std::move(path), info));
+}
+
+MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock,
+                             std::string path, SegmentFileInfo info)
+    : storage_(std::move(storage)),
+      clock_(clock),
+      path_(std::move(path)),
+      info_(info),
+      base_(storage_->image()),
+      alloc_(format::kFirstEntryOffset),
+      open_marker_(format::kFirstMarkerOffset),
+      published_(format::kFirstEntryOffset),
+      flush_from_(format::kFirstMarkerOffset),
+      prepared_to_(std::min(kFirstPrepared, info.capacity) / kMinPrepared * kMinPrepared) {
+  storage_->prepare(0, prepared_to_);  // on the allocator thread (create())
+}
+
+std::optional<uint64_t> MappedSegment::reserve(uint64_t bytes) {
+  const uint64_t limit = info_.capacity - format::kMarkerSize;  // room for the end marker
+  uint64_t cur = alloc_.load(std::memory_order_relaxed);
+  do {
+    if ((cur & kClosedBit) != 0 || cur + bytes > limit) return std::nullopt;
+  } while (!alloc_.compare_exchange_weak(cur, cur + bytes, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed));
+  return cur;
+}
+
+uint64_t MappedSegment::max_reservation() const {
+  return info_.capacity - format::kMarkerSize - format::kFirstEntryOffset;
+}
+
+bool MappedSegment::has_unsealed() const {
+  if (end_marker_written_) return false;
+  const uint64_t cur = alloc_.load(std::memory_order_acquire);
+  return (cur & kClosedBit) != 0 || cur != open_marker_ + format::kMarkerSize;
+}
+
+bool MappedSegment::has_unflushed() const {
+  return has_unsealed() || dirty_;
+}
+
+// A producer that takes a page fault between reserving an entry and
+// publishing it holds up seal(), which waits for that entry. With a mapped
+// segment, every first write to a page faults (MAP_POPULATE maps shared pages
+// read-only), and with many producers on few CPUs the faults contend for the
+// page-table lock with msync's write-protection while the sync thread waits.
+// Preparing the pages ahead on the sync thread, after its waiters are woken,
+// takes those faults off the producers' path. The page producers write now is
+// left alone: preparing it would race with them for its lock. Four times the
+// recent growth, renewed once half of it is used, keeps ahead of the
+// producers with one madvise per few flushes (one producer: per 256 appends
+// of 100 B); the bounds keep the work per call small.
+void MappedSegment::prepare_ahead() {
+  if (closed()) return;  // a segment is released only once finished, so closed
+  const uint64_t frontier = used();
+  const uint64_t grown = frontier - std::min(frontier, prepared_at_used_);
+  prepared_at_used_ = frontier;
+  const uint64_t ahead = std::clamp<uint64_t>(4 * grown, kMinPrepared, kMaxPrepared);
+  if (prepared_to_ >= frontier + ahead / 2) return;
+  const uint64_t from = std::max(frontier, prepared_to_);
+  // Up to a whole multiple of kMinPrepared (of any page size up to 64 KiB),
+  // so that no page straddles two calls and is left out of both.
+  const uint64_t to = std::min((frontier + ahead + kMinPrepared - 1) / kMinPrepared * kMinPrepared,
+                               info_.capacity);
+  if (to <= from) return;
+  storage_->prepare(from, to - from);
+  prepared_to_ = to;
+}
+
+uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }
+
+bool MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                                std::span<const std::byte> payload, bool direct) {
+  std::byte* entry = base_ + offset;
+  std::byte header[format::kEntryHeaderSize];
+  const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + payload.size());
+  encode_entry_header(header, {length, table, time_us, checksum(payload)}, info_.id, offset);
+  const bool went_direct = direct && !payload.empty() &&
+                           storage_->write_direct(offset + format::kEntryHeaderSize, payload);
+  if (!went_direct && !payload.empty()) {
+    std::memcpy(entry + format::kEntryHeaderSize, payload.data(), payload.size());
+  }
+  std::memcpy(entry + 4, header + 4, format::kEntryHeaderSize - 4);
+  // The length goes last: the sync thread reads a non-zero length as "this
+  // entry is complete" (see wait_for_published).
+  length_field(entry).store(length, std::memory_order_release);
+  return went_direct;
+}
+
+uint64_t MappedSegment::close() {
+  return alloc_.fetch_or(kClosedBit, std::memory_order_acq_rel) & ~kClosedBit;
+}
+
+bool MappedSegment::closed() const {
+  return (alloc_.load(std::memory_order_acquire) & kClosedBit) != 0;
+}
+
+void MappedSegment::wait_for_published(uint64_t end) {
+  // Producers never suspend between reserve() and the length store, so this
+  // wait is as long as one memcpy (or a direct payload's pwrite or LZ4 call)
+  // unless a producer thread was preempted, which with many producers on few
+  // CPUs happens, and the whole flush waits with it. So such waits are
+  // counted and timed (the metrics' seal_waits), at the cost of two clock
+  // reads per wait.
+  uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
+  unsigned spins = 0;
+  std::optional<TimePoint> waiting_since;
+  while (at < end) {
+    uint32_t length = length_field(base_ + at).load(std::memory_order_acquire);
+    if (length == 0) {
+      if (!waiting_since) waiting_since = clock_.now();
+      if (++spins < 1024) {
+        cpu_pause();
+      } else {
+        std::this_thread::yield();
+      }
+      continue;
+    }
+    spins = 0;
+    note_table(entry_table(base_ + at), at);
+    at += format::align_up(length);
+    ++sealed_entries_;
+  }
+  assert(at == end);
+  published_ = at;
+  if (waiting_since) {
+    ++publish_waits_.seals;
+    publish_waits_.nanos +=
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  clock_.now() - *waiting_since)
+                                  .count());
+  }
+}
+
+void MappedSegment::note_table(uint32_t table, uint64_t offset) {
+  // Runs of one table are the common case; a new table costs one insertion.
+  if (last_table_ < tables_.size() && tables_[last_table_].table == table) {
+    tables_[last_table_].last_offset = offset;
+    return;
+  }
+  auto it = std::lower_bound(tables_.begin(), tables_.end(), table,
+                             [](const TableExtent& e, uint32_t t) { return e.table < t; });
+  if (it == tables_.end() || it->table != table) it = tables_.insert(it, TableExtent{table, offset});
+  it->last_offset = offset;
+  last_table_ = static_cast<size_t>(it - tables_.begin());
+}
+
+void MappedSegment::write_marker(uint64_t at, uint64_t next) {
+  // synced_ is what the last completed flush covered, never the flush this
+  // seal may be for: a power loss before that one ends may tear anything
+  // above synced_, and the reader must then take such damage for a torn tail.
+  std::byte marker[format::kMarkerSize];
+  encode_marker(marker, {next, synced_}, info_.id, at, info_.flags);
+  std::memcpy(base_ + at, marker, sizeof marker);
+}
+
+uint64_t MappedSegment::seal() {
+  if (end_marker_written_) return open_marker_ + format::kMarkerSize;
+  const uint64_t limit = info_.capacity - format::kMarkerSize;
+  uint64_t cur = alloc_.load(std::memory_order_acquire);
+  while ((cur & kClosedBit) == 0) {
+    if (cur == open_marker_ + format::kMarkerSize) return cur;  // nothing new
+    if (cur + format::kMarkerSize > limit) {
+      cur = close() | kClosedBit;
+      break;
+    }
+    if (alloc_.compare_exchange_weak(cur, cur + format::kMarkerSize, std::memory_order_acq_rel,
+                                     std::memory_order_acquire)) {
+      wait_for_published(cur);
+      std::memset(base_ + cur, 0, format::kMarkerSize);
+      write_marker(open_marker_, cur);
+      open_marker_ = cur;
+      dirty_ = true;
+      published_ = cur + format::kMarkerSize;
+      return published_;
+    }
+  }
+  const uint64_t end = cur & ~kClosedBit;
+  wait_for_published(end);
+  write_marker(open_marker_, end);
+  write_marker(end, format::kEndOfSegment);
+  end_marker_written_ = true;
+  open_marker_ = end;
+  dirty_ = true;
+  return end + format::kMarkerSize;
+}
+
+Result<MappedSegment::Staged> MappedSegment::stage(bool hold_headers) {
+  Staged staged;
+  staged.tail = open_marker_ + format::kMarkerSize;
+  if (!dirty_) return staged;
+  auto write = storage_->stage(flush_from_, staged.tail - flush_from_, hold_headers);
+  if (!write.ok()) return write.status();
+  staged.write = std::move(write).value();
+  staged.last = end_marker_written_;
+  // The next seal rewrites the open marker, so the next stage starts there.
+  flush_from_ = open_marker_;
+  dirty_ = false;
+  return staged;
+}
+
+Status MappedSegment::commit(const Staged& staged) const {
+  return staged.write.empty() ? Status{} : storage_->commit(staged.write);
+}
+
+void MappedSegment::committed(const Staged& staged) {
+  if (staged.write.empty()) return;
+  storage_->count_committed(staged.write);
+  // Everything below the open marker at the stage is final; the marker slot
+  // itself is rewritten by the next seal, so it is not counted as synced.
+  synced_ = std::max(synced_, staged.tail - format::kMarkerSize);
+  if (staged.last) finished_ = true;
+}
+
+}  // namespace commitlog
+
+namespace commitlog {
+void MappedSegment::release_file() {
+  assert(finished_);
+  image_bytes_persisted_ = storage_->image_bytes_persisted();
+  file_bytes_written_ = storage_->file_bytes_written();
+  storage_.reset();
+}
+}  // namespace commitlog

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// One segment file being written. Its image (format.h) is the mmapped file
+// itself, or a pooled buffer whose changed ranges each flush writes to the
+// file, as they are or as LZ4 sections (segment_storage.h); everything here
+// works on the image alone.
+//
+// Producers reserve space with reserve() (one compare-and-swap on the segment's
+// allocation offset, no lock), then write_entry() copies the payload straight
+// into the mapping and publishes the entry by storing its length last.
+// Whoever runs the log's round alone calls seal(), close(), stage() and
+// committed(): seal() waits until every entry reserved before it has been
+// published, then writes the marker that makes the section replayable;
+// stage() hands what was sealed to the storage, commit() (any one thread)
+// makes it durable, and committed() records that. So the one durability
+// protocol of a segment is
+//
+//   reserve -> write_entry -> seal -> stage -> commit -> committed
+//
+// With format::kFlagSyncedMarks in its flags, each marker also records where
+// the last committed() flush of this segment ended.
+//
+// Lifetime: the File (and so the mapping) lives as long as this object.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commitlog/clock.h"
+#include "commitlog/file_system.h"
+#include "segment/storage/buffer_pool.h"
+#include "segment/format.h"
+#include "segment/storage/segment_storage.h"
+#include "commitlog/status.h"
+
+namespace commitlog {
+
+struct SegmentFileInfo {
+  uint64_t id = 0;
+  uint64_t capacity = 0;  // bytes; the file's preallocated size
+  uint16_t flags = 0;
+  uint64_t previous_id = 0;  // see format::kHeaderPreviousIdOffset
+  uint32_t permissions = kDefaultFilePermissions;  // the file's (FileSystem::open)
+};
+
+// One table of a segment: the offset of its last entry there.
+struct TableExtent {
+  uint32_t table = 0;
+  uint64_t last_offset = 0;
+};
+
+class MappedSegment {
+ public:
+  // Creates `dir`/CommitLog-<v>-<id>.log (preallocated and mapped, or, with
+  // kFlagLz4Sections in info.flags or a `mode` other than kMapped, backed by a
+  // buffer from `pool`), writes and syncs its header, and syncs the directory.
+  // Runs on the allocator thread. A compressed segment takes direct payloads
+  // only with kFlagFlushGroups; a compressed kDirect one needs kFlagWholeBlocks.
+  // `clock` times the seals' waits for producers; it must outlive the segment.
+  // kClosed when `pool` is shut (BufferPool::shut) before a buffer is free.
+  static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const Clock& clock,
+                                                       const std::string& dir,
+                                                       SegmentFileInfo info,
+                                                       BufferPool* pool = nullptr, StorageMode mode = {});
+
+  uint64_t id() const { return info_.id; }
+  uint64_t capacity() const { return info_.capacity; }
+  const std::string& path() const { return path_; }
+
+  // Reserves `bytes` (a multiple of 8) and returns their offset, or nullopt
+  // when the segment is closed or the bytes do not fit. Thread-safe, lock-free.
+  std::optional<uint64_t> reserve(uint64_t bytes);
+  // Largest footprint reserve() can ever grant in a fresh segment.
+  uint64_t max_reservation() const;
+
+  // Writes one entry at `offset` (inside a reservation). Thread-safe for
+  // disjoint reservations. Publishes the entry with a release store of its
+  // length, after everything else. With `direct`, the payload bypasses the
+  // image (SegmentStorage::write_direct); returns whether it did.
+  bool write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                   std::span<const std::byte> payload, bool direct = false);
+
+  // The round only. -------------------------------------------------------
+  // Refuses further reservations; the end marker goes at the returned
+  // offset. Idempotent. May also be called by the producer that found the
+  // segment full.
+  uint64_t close();
+  bool closed() const;
+  // Seals everything reserved so far into a section: places the next marker
+  // (or, once closed, the end-of-segment marker), waits for every reserved
+  // entry to be published, and writes the section's marker. Returns the
+  // offset up to which entries are now sealed.
+  uint64_t seal();
+  // What stage() handed to the storage.
+  struct Staged {
+    StagedWrite write;  // empty: nothing was sealed since the last stage()
+    uint64_t tail = 0;  // entries below this offset are durable once committed
+    bool last = false;  // holds the end marker
+  };
+  // Writes everything sealed since the last stage() to the file
+  // (SegmentStorage::stage()). A failed stage() changes nothing here; the
+  // next one covers the range again.
+  Result<Staged> stage(bool hold_headers);
+  // Makes `staged` durable. Any one thread at a time, also while stage()
+  // runs; an empty Staged costs nothing.
+  Status commit(const Staged& staged) const;
+  // The round, once commit(staged) succeeded (in stage() order).
+  void committed(const Staged& staged);
+  // True once the end marker is written and flushed.
+  bool finished() const { return finished_; }
+  // The round: the image below this offset is durable and final (once
+  // finished(), the end marker's offset). A replay finds every entry below it.
+  uint64_t durable_offset() const { return synced_; }
+  // Unmaps and closes the file (and gives back the buffer) of a finished segment.
+  void release_file();
+  // Image bytes made durable and the file bytes that took (compression ratio).
+  uint64_t image_bytes_persisted() const {
+    return storage_ ? storage_->image_bytes_persisted() : image_bytes_persisted_;
+  }
+  uint64_t file_bytes_written() const {
+    return storage_ ? storage_->file_bytes_written() : file_bytes_written_;
+  }
+  // Bytes reserved so far (entries and markers), for metrics and tests.
+  uint64_t used() const;
+  // Anything reserved (or a close) since the last seal.
+  bool has_unsealed() const;
+  // Anything sealed or reserved since the last flush.
+  bool has_unflushed() const;
+  // Asks the storage to prepare the image ahead of the producers
+  // (SegmentStorage::prepare): the pages after what they have reserved, for
+  // four times what they reserved since the previous call (at least 64 KiB,
+  // at most 4 MiB), once less than half of that is left prepared. Sync
+  // thread, after a seal or a flush; a no-op once closed.
+  void prepare_ahead();
+  // Entries sealed since the last call (seal() counts them as it waits for them).
+  uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
+  // Seals since the last call that found a reserved entry not yet written and
+  // waited for its producer, and how long they waited in all.
+  struct PublishWaits {
+    uint64_t seals = 0;
+    uint64_t nanos = 0;
+  };
+  PublishWaits take_publish_waits() { return std::exchange(publish_waits_, {}); }
+  // The tables of the entries sealed so far, sorted by id; complete once
+  // finished(). seal() learns them while it waits for entries to be
+  // published, so producers pay nothing for them.
+  const std::vector<TableExtent>& tables() const { return tables_; }
+
+ private:
+  MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock, std::string path,
+                SegmentFileInfo info);
+  void wait_for_published(uint64_t end);
+  void write_marker(uint64_t at, uint64_t next);
+  void note_table(uint32_t table, uint64_t offset);
+
+  std::unique_ptr<SegmentStorage> storage_;
+  const Clock& clock_;
+  const std::string path_;
+  const SegmentFileInfo info_;
+  std::byte* const base_;
+  alignas(64) std::atomic<uint64_t> alloc_;
+  // Sync-thread state.
+  alignas(64) uint64_t open_marker_;   // marker slot of the section being filled
+  uint64_t published_ = 0;             // entries up to here are known published
+  uint64_t flush_from_ = 0;            // the next flush starts here
+  // Below this offset the image is durable and final: what markers record
+  // as `synced` (format::kFlagSyncedMarks).
+  uint64_t synced_ = format::kFirstMarkerOffset;
+  uint64_t prepared_at_used_ = 0;      // used() at the last prepare_ahead()
+  uint64_t prepared_to_ = 0;           // the image is prepared up to here
+  bool dirty_ = false;                 // sealed bytes not flushed yet
+  bool end_marker_written_ = false;
+  uint64_t sealed_entries_ = 0;
+  PublishWaits publish_waits_;
+  std::vector<TableExtent> tables_;  // sorted by table
+  size_t last_table_ = 0;            // index in tables_ of the table noted last
+  uint64_t image_bytes_persisted_ = 0, file_bytes_written_ = 0;  // kept after release_file()
+  bool finished_ = false;
+};
+
+}  // namespace commitlog

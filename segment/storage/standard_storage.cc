@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cstring>
+
+#include "segment/storage/pooled_image_storage.h"
+
+namespace commitlog {
+namespace {
+
+constexpr uint64_t kPrewritePage = 4096;
+
+// A payload on the direct route is copied into the image like any other: the
+// flush's pwrite copies it into the page cache, which a pwrite of its own
+// would do as well.
+class StandardStorage final : public PooledImageStorage {
+ public:
+  StandardStorage(std::unique_ptr<File> file, PooledBuffer buffer)
+      : PooledImageStorage(std::move(file), std::move(buffer)) {}
+
+  Result<StagedWrite> stage(uint64_t offset, uint64_t length, bool) override {
+    CL_RETURN_IF_ERROR(file_->write_at(offset, {image_ + offset, length}));
+    return staged(offset, length, length);
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
+                                                              uint64_t capacity,
+                                                              std::span<const std::byte> header) {
+  // The zeros first, header bytes included, made durable, and only then the
+  // header (see segment_storage.h): a crash in between leaves zeros.
+  for (uint64_t at = 0; at < capacity; at += kPrewritePage) {
+    const uint64_t n = std::min(kPrewritePage, capacity - at);
+    CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
+  }
+  CL_RETURN_IF_ERROR(file->sync());
+  std::memcpy(buffer.data(), header.data(), header.size());
+  CL_RETURN_IF_ERROR(file->write_at(0, header));
+  CL_RETURN_IF_ERROR(file->sync());
+  return std::unique_ptr<SegmentStorage>(new StandardStorage(std::move(file), std::move(buffer)));
+}
+
+}  // namespace commitlog
