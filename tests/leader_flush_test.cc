@@ -22,7 +22,7 @@
 #include "tests/support/fault_file_system.h"
 #include "tests/support/log_files.h"
 #include "tests/support/manual_clock.h"
-#include "tests/support/thread_names.h"
+#include "tests/support/loop_points.h"
 
 namespace commitlog {
 namespace {
@@ -55,7 +55,7 @@ std::unique_ptr<CommitLog> open_batch(FaultFileSystem& fs, ManualClock& clock, b
   auto opened = CommitLog::open(batch_options(fs, clock, lz4));
   REQUIRE(opened.ok());
   REQUIRE(eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
-  REQUIRE(testing::await_asleep("cl-sync"));
+  REQUIRE(testing::await_asleep("sync loop"));
   return std::move(*opened);
 }
 

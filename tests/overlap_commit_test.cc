@@ -20,7 +20,7 @@
 #include "commitlog/replayer.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fault_file_system.h"
-#include "tests/support/thread_names.h"
+#include "tests/support/loop_points.h"
 
 namespace commitlog {
 namespace {
@@ -193,8 +193,8 @@ struct HeldFlush {
     REQUIRE(log->append(1, payload("warm-up")).ok());
     flushes_before = log->stats().flushes;
     REQUIRE(eventually([&] { return disk.calls(Op::kSyncDir) >= 2; }));
-    REQUIRE(testing::await_asleep("cl-allocator"));
-    REQUIRE(testing::await_asleep("cl-sync"));
+    REQUIRE(testing::await_asleep("allocator"));
+    REQUIRE(testing::await_asleep("sync loop"));
     fs.gate.close();
     const uint64_t led_before = log->metrics().producer_flushes;
     first = append("first");

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "commitlog/util/test_points.h"
 #include "commitlog/util/thread_name.h"
 #include "segment/file_name.h"
 
@@ -68,7 +69,11 @@ void SegmentAllocator::run() {
   name_this_thread("cl-allocator");
   std::unique_lock lock(mu_);
   while (true) {
-    work_cv_.wait(lock, [&] { return stopping_ || (!ready_ && error_.ok()); });
+    while (!stopping_ && (ready_ || !error_.ok())) {
+      reach_test_point("allocator: asleep");
+      work_cv_.wait(lock);
+      reach_test_point("allocator: awake");
+    }
     if (stopping_) return;
     const uint64_t id = next_id_;
     SegmentFileInfo info = shape_;

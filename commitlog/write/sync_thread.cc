@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "commitlog/util/test_points.h"
 #include "commitlog/util/thread_name.h"
 
 namespace commitlog {
@@ -192,11 +193,13 @@ void SyncThread::sleep(State state, TimePoint until) {
                                                        : ~uint32_t{kSyncAsked};
   state_.store(word(state));
   if ((requests_.load() & ends) == 0) {
+    reach_test_point("sync loop: asleep");
     const bool timed = until != TimePoint::max();
     const TimePoint wake_at = timed ? clock_.wake_by_itself_at(until) : TimePoint::max();
     while (state_.load() == word(state) && (!timed || clock_.now() < until)) {
       state_.wait(word(state), wake_at);
     }
+    reach_test_point("sync loop: awake");
   }
   state_.store(word(State::kRunning));
 }

@@ -7,7 +7,6 @@
 #include <fstream>
 #include <system_error>
 #include <thread>
-#include <utility>
 
 namespace commitlog::testing {
 namespace {
@@ -24,36 +23,7 @@ std::set<std::string> names_now(pid_t pid) {
   return names;
 }
 
-// How many threads named `name` there are, and how many of them sleep.
-std::pair<int, int> named_and_asleep(const std::string& name) {
-  int named = 0, asleep = 0;
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
-    std::ifstream comm(task.path() / "comm");
-    std::string task_name;
-    if (!std::getline(comm, task_name) || task_name != name) continue;
-    ++named;
-    // "tid (comm) state ...": the state follows the last ')'.
-    std::ifstream stat(task.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const size_t paren = line.rfind(')');
-    if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'S') ++asleep;
-  }
-  return {named, asleep};
-}
-
 }  // namespace
-
-bool await_asleep(const std::string& name) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    const auto [named, asleep] = named_and_asleep(name);
-    if (named > 0 && named == asleep) return true;
-    std::this_thread::yield();
-  }
-  return false;
-}
 
 std::set<std::string> thread_names(pid_t pid, const std::set<std::string>& awaited) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);

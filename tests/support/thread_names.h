@@ -14,9 +14,4 @@ namespace commitlog::testing {
 // again, for up to 5 s, until every name in `awaited` is there.
 std::set<std::string> thread_names(pid_t pid, const std::set<std::string>& awaited = {});
 
-// Waits, for up to 5 s, until this process has a thread named `name` and
-// every such thread sleeps (state S in /proc/self/task/*/stat: blocked in a
-// wait, such as a futex). Returns whether that came.
-bool await_asleep(const std::string& name);
-
 }  // namespace commitlog::testing
