@@ -4,7 +4,7 @@
 # clang-14, whose library is instrumented for them) and runs each for
 # FUZZ_SECONDS (default 60) from its seed corpus. A crashing input is written
 # to tests/fuzz/regressions/<target>/ so it becomes a regression test
-# (tests/fuzz_regression_test.cc replays every file there).
+# (tests/crash/fuzz_regression_test.cc replays every file there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}

@@ -50,7 +50,11 @@ struct CommitLog::Impl {
   // policy decision reads the clock anyway; one read less per append).
   Status wait_packed(uint64_t packed, TimePoint since) {
     if (waiters.durable(packed)) return {};
-    Status status = waiters.wait_durable(packed, [this] { sync_thread->notify_waiter(); });
+    Status status = waiters.wait_durable(packed, [this] {
+      if (!DurableWaiters::caller_blocks_thread() || !sync_thread->lead_flush(/*asked=*/false)) {
+        sync_thread->notify_waiter();
+      }
+    });
     commit_waits.fetch_add(1, std::memory_order_relaxed);
     commit_wait_nanos.fetch_add(nanos_since(since), std::memory_order_relaxed);
     return status;
@@ -61,7 +65,7 @@ struct CommitLog::Impl {
   // asking the sync thread and being woken by it. A fiber always asks: its
   // scheduler thread must not block in a syscall.
   void request_sync() {
-    if (DurableWaiters::caller_blocks_thread() && sync_thread->lead_flush()) return;
+    if (DurableWaiters::caller_blocks_thread() && sync_thread->lead_flush(/*asked=*/true)) return;
     sync_thread->request_sync();
   }
 

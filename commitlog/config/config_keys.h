@@ -15,7 +15,7 @@
 // but the name). The entry's place in the table is its place in
 // conf/commitlog.yaml, `commitlog config` and docs/configuration.md, which a
 // test regenerates; conf/commitlog.yaml must document the key with its default
-// and the round-trip test in tests/config_table_test.cc must cover its units.
+// and the round-trip test in tests/config/config_table_test.cc must cover its units.
 //
 // A Cassandra key this library does not act on has no type; `harmless` then
 // says which of its values ask for nothing it does not do anyway (no warning);

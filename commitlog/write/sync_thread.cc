@@ -119,17 +119,18 @@ void SyncThread::run() {
 // The state is read before the mutex is tried, so that producers finding the
 // thread busy (all of them, under load) touch no shared line but the state's;
 // and again once it is held. An idle thread has no pending plan.
-bool SyncThread::lead_flush() {
+bool SyncThread::lead_flush(bool asked) {
   if (state_.load() != word(State::kIdle)) return false;
   if (!round_mu_.try_lock()) return false;
-  const bool led = lead_holding_round();
+  const bool led = lead_holding_round(asked);
   round_mu_.unlock();
   return led;
 }
 
-bool SyncThread::lead_holding_round() {
+bool SyncThread::lead_holding_round(bool asked) {
   if (state_.load() != word(State::kIdle) || pipeline_.committing() || pipeline_.stopped()) return false;
-  if ((requests_.fetch_or(kSyncAsked) & kStop) != 0) return false;
+  const uint32_t requests = asked ? requests_.fetch_or(kSyncAsked) : requests_.load();
+  if ((requests & kStop) != 0) return false;
   const TimePoint now = clock_.now();
   const SyncPlan plan = next_plan(now, /*stopping=*/false);
   if (plan.kind != SyncPlan::Kind::kFlush || plan.at > now) return false;

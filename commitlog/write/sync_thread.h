@@ -49,14 +49,17 @@ class SyncThread {
   // A producer wants a flush soon (batch, adaptive): ends a sleep until a
   // planned time too, so the policy plans again at once.
   void request_sync();
-  // The same, from a producer that may block its thread (a plain thread, not
-  // a fiber), about to wait for its mutation: if the thread sleeps with
-  // nothing planned and no commit is in flight, the caller runs the round
-  // itself and, when the policy's plan is a flush due now, flushes on its own
-  // thread and returns true (LevelDB's and RocksDB's leader); its mutation is
-  // then durable unless the flush failed. Otherwise it returns false and the
-  // caller calls request_sync().
-  [[nodiscard]] bool lead_flush();
+  // From a producer that may block its thread (a plain thread, not a fiber),
+  // about to wait for its mutation: if the thread sleeps with nothing planned
+  // and no commit is in flight, the caller runs the round itself and, when
+  // the policy's plan is a flush due now, flushes on its own thread and
+  // returns true (LevelDB's and RocksDB's leader); its mutation is then
+  // durable unless the flush failed. Otherwise it returns false, and the
+  // caller asks the thread (request_sync() or notify_waiter()). `asked`: the
+  // round counts as a producer's request_sync() (batch); else the policy
+  // plans from the waiters alone (adaptive, whose lone producer so flushes
+  // on its own thread as batch's does).
+  [[nodiscard]] bool lead_flush(bool asked);
   // A producer started waiting for durability (call it once the producer
   // counts in DurableWaiters::waiting()): ends only an idle sleep; a sleep
   // until a planned time sees the waiter when it ends.
@@ -102,7 +105,7 @@ class SyncThread {
   };
 
   void run();
-  bool lead_holding_round() REQUIRES(round_mu_);
+  bool lead_holding_round(bool asked) REQUIRES(round_mu_);
   SyncPlan next_plan(TimePoint now, bool stopping) REQUIRES(round_mu_);
   SyncState snapshot(TimePoint now) const REQUIRES(round_mu_);
   void execute(const SyncPlan& plan) REQUIRES(round_mu_);

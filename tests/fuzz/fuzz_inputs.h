@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the fuzz targets do with one input, shared with the regression test
-// that replays every input that ever crashed (tests/fuzz_regression_test.cc).
+// that replays every input that ever crashed (tests/crash/fuzz_regression_test.cc).
 #pragma once
 
 #include <cstddef>

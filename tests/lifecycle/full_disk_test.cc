@@ -7,7 +7,7 @@
 // mutation, and the log opens and appends. And from bytes: a compressed
 // segment longer than its allocation steps by zeros is a growth the disk did
 // not finish, while a cut, also one inside a header that began a step, stays
-// a cut. tests/full_disk_test.sh does the same on a small real file system.
+// a cut. tests/lifecycle/full_disk_test.sh does the same on a small real file system.
 #include <doctest/doctest.h>
 
 #include <cstdint>

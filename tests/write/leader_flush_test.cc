@@ -37,10 +37,10 @@ using testing::FaultFileSystem;
 using testing::ManualClock;
 using testing::Op;
 
-Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
+Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4, const char* policy = "batch") {
   Options o;
   o.directory = kLogDir;
-  o.sync_policy = "batch";
+  o.sync_policy = policy;
   o.clock = &clock;
   o.segment_size = 1 << 20;
   o.compression = lz4 ? Compression::kLz4 : Compression::kNone;
@@ -51,8 +51,9 @@ Options batch_options(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
 // Opened, with the allocator's spare segment made (its syncs are not the ones
 // a test holds or fails: the first segment's directory sync and the spare's)
 // and the sync thread asleep with nothing planned.
-std::unique_ptr<CommitLog> open_batch(FaultFileSystem& fs, ManualClock& clock, bool lz4) {
-  auto opened = CommitLog::open(batch_options(fs, clock, lz4));
+std::unique_ptr<CommitLog> open_batch(FaultFileSystem& fs, ManualClock& clock, bool lz4,
+                                      const char* policy = "batch") {
+  auto opened = CommitLog::open(batch_options(fs, clock, lz4, policy));
   REQUIRE(opened.ok());
   REQUIRE(eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
   REQUIRE(testing::await_asleep("sync loop"));
@@ -90,6 +91,23 @@ TEST_CASE("leader: a thread that finds the sync thread asleep flushes on its own
     log->close().ignore();
     CHECK(replayed_mutations(fs) == kAppends);
   }
+}
+
+// adaptive's producers never ask; a lone one that finds the sync thread
+// asleep and whose plan is a flush now runs it itself all the same.
+TEST_CASE("leader: under adaptive a lone thread flushes on its own thread, as under batch") {
+  FaultFileSystem fs;
+  ManualClock clock;
+  auto log = open_batch(fs, clock, /*lz4=*/false, "adaptive");
+  constexpr uint64_t kAppends = 20;
+  for (uint64_t i = 0; i < kAppends; ++i) {
+    REQUIRE(log->append(1, "mutation " + std::to_string(i)).ok());
+    CHECK(led(*log) == i + 1);
+    CHECK(flushes(*log) == i + 1);
+  }
+  fs.pull_plug();
+  log->close().ignore();
+  CHECK(replayed_mutations(fs) == kAppends);
 }
 
 TEST_CASE("leader: a thread that finds a flush in flight asks the sync thread and rides the next") {
