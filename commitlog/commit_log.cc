@@ -183,8 +183,9 @@ Status CommitLog::sync() {
   // will be at least used().
   const uint64_t target = DurableWaiters::pack(s.chain.ordinal(*segment), segment->used());
   if (s.waiters.durable(target - 1)) return {};
-  s.sync_thread->request_explicit_flush();
-  return s.waiters.wait_durable(target - 1);
+  // Asked once counted as waiting: a flush that fails from then on is this
+  // wait's error (DurableWaiters::wait_durable).
+  return s.waiters.wait_durable(target - 1, [&s] { s.sync_thread->request_explicit_flush(); });
 }
 
 Status CommitLog::close() {

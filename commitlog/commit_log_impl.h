@@ -46,27 +46,35 @@ struct CommitLog::Impl {
             allocator, [this] { sync_thread->notify_switch(); },
             [this](MappedSegment& finished) { lifecycle->on_finished(finished); }) {}
 
+  // How a producer that is about to wait gets its flush going: it asks for
+  // one (batch), or only says that it waits and lets the policy decide
+  // (adaptive, group).
+  enum class Ask { kWaiting, kSync };
+
   // `since`: when the caller began to need `packed` durable (an append's
-  // policy decision reads the clock anyway; one read less per append).
-  Status wait_packed(uint64_t packed, TimePoint since) {
+  // policy decision reads the clock anyway; one read less per append). The
+  // ask is made once the producer counts as waiting, and only if it must
+  // wait (DurableWaiters::wait_durable).
+  Status wait_packed(uint64_t packed, TimePoint since, Ask ask) {
     if (waiters.durable(packed)) return {};
-    Status status = waiters.wait_durable(packed, [this] {
-      if (!DurableWaiters::caller_blocks_thread() || !sync_thread->lead_flush(/*asked=*/false)) {
-        sync_thread->notify_waiter();
-      }
-    });
+    Status status = waiters.wait_durable(packed, [this, ask] { start_flush(ask); });
     commit_waits.fetch_add(1, std::memory_order_relaxed);
     commit_wait_nanos.fetch_add(nanos_since(since), std::memory_order_relaxed);
     return status;
   }
 
-  // By a producer about to wait for durability. A plain thread runs the flush
-  // itself when no round is running: that saves the two thread hand-offs of
-  // asking the sync thread and being woken by it. A fiber always asks: its
-  // scheduler thread must not block in a syscall.
-  void request_sync() {
-    if (DurableWaiters::caller_blocks_thread() && sync_thread->lead_flush(/*asked=*/true)) return;
-    sync_thread->request_sync();
+  // A plain thread runs the flush itself when no round is running: that
+  // saves the two thread hand-offs of asking the sync thread and being woken
+  // by it. A fiber always asks: its scheduler thread must not block in a
+  // syscall.
+  void start_flush(Ask ask) {
+    const bool asked = ask == Ask::kSync;
+    if (DurableWaiters::caller_blocks_thread() && sync_thread->lead_flush(asked)) return;
+    if (asked) {
+      sync_thread->request_sync();
+    } else {
+      sync_thread->notify_waiter();
+    }
   }
 
   Status apply_policy(uint64_t packed) {
@@ -75,10 +83,9 @@ struct CommitLog::Impl {
       case ProducerAction::kReturn:
         return {};
       case ProducerAction::kWaitDurable:
-        return wait_packed(packed, view.now);
+        return wait_packed(packed, view.now, Ask::kWaiting);
       case ProducerAction::kRequestSyncAndWait:
-        request_sync();
-        return wait_packed(packed, view.now);
+        return wait_packed(packed, view.now, Ask::kSync);
       case ProducerAction::kWaitForSyncToCatchUp:
         do {
           CL_RETURN_IF_ERROR(waiters.wait_flush_started_after(view.last_flush_started));
@@ -98,8 +105,8 @@ struct CommitLog::Impl {
   Status wait_durable(uint64_t packed) {
     if (waiters.durable(packed)) return {};
     const ProducerView view{clock.now(), waiters.last_flush_started()};
-    if (policy->after_append(view) != ProducerAction::kWaitDurable) request_sync();
-    return wait_packed(packed, view.now);
+    const bool waits = policy->after_append(view) == ProducerAction::kWaitDurable;
+    return wait_packed(packed, view.now, waits ? Ask::kWaiting : Ask::kSync);
   }
 
   Status finish_append(uint64_t packed, AppendWait wait) {

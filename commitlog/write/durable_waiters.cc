@@ -92,11 +92,14 @@ TimePoint DurableWaiters::last_flush_started() const {
 // request was spent on the failed flush. Counting it before it pokes the sync
 // thread makes the next plan see it waiting (batch then flushes again), where
 // poking first could let the thread plan, see nobody, and sleep for good.
+// The failed rounds are counted before `on_waiting` runs: a producer that
+// leads the flush there (SyncThread::lead_flush) and sees it fail gets that
+// round's error, where counting after would wait for a round nobody plans.
 Status DurableWaiters::wait_durable(uint64_t packed, const std::function<void()>& on_waiting) {
   if (durable(packed)) return {};
   waiting_.fetch_add(1);
-  if (on_waiting) on_waiting();
   const uint64_t round = failed_rounds_.load();
+  if (on_waiting) on_waiting();
   wait([&] { return durable_.load() > packed || failed_.load() || failed_rounds_.load() != round; });
   const Status status = durable_.load() > packed ? Status{} : failure_since(round);
   waiting_.fetch_sub(1);

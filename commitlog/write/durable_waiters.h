@@ -69,7 +69,8 @@ class DurableWaiters {
   // Blocks (the fiber, or the thread) until `packed` is durable or the log
   // failed. Returns the failure, if any. `on_waiting`, if given, runs once
   // the caller counts in waiting() and before it blocks: the place to wake
-  // the sync thread, which then never plans without this waiter.
+  // the sync thread, which then never plans without this waiter, or to run
+  // the flush: a flush that fails from then on is this wait's error.
   Status wait_durable(uint64_t packed, const std::function<void()>& on_waiting = {});
   // Blocks until a flush that started after `since` has completed.
   Status wait_flush_started_after(TimePoint since);

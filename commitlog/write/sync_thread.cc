@@ -114,8 +114,10 @@ void SyncThread::run() {
 // leads only while the thread sleeps with nothing planned: a thread asleep
 // until a planned time is a policy holding a group open (adaptive), whose
 // producers then flush themselves one group early, at more CPU per append.
-// A plan that is not a flush due now is left to the thread, which the caller
-// then asks; the thread plans again when it wakes, as after any early wake-up.
+// A plan that is not a flush due now is handed to the thread as its pending
+// plan, and the caller then wakes it: it sleeps on that plan rather than ask
+// the policy again (a policy may count the plans it makes, as adaptive does,
+// and a hold planned twice would be counted twice).
 // The state is read before the mutex is tried, so that producers finding the
 // thread busy (all of them, under load) touch no shared line but the state's;
 // and again once it is held. An idle thread has no pending plan.
@@ -133,7 +135,10 @@ bool SyncThread::lead_holding_round(bool asked) {
   if ((requests & kStop) != 0) return false;
   const TimePoint now = clock_.now();
   const SyncPlan plan = next_plan(now, /*stopping=*/false);
-  if (plan.kind != SyncPlan::Kind::kFlush || plan.at > now) return false;
+  if (plan.kind != SyncPlan::Kind::kFlush || plan.at > now) {
+    if (plan.kind != SyncPlan::Kind::kIdle) pending_ = plan;
+    return false;
+  }
   counters_.led_flushes.fetch_add(1, std::memory_order_relaxed);
   execute(plan);
   return true;

@@ -126,7 +126,10 @@ class SyncThread {
   // a producer in lead_flush().
   Mutex round_mu_;
   TimePoint last_seal_ GUARDED_BY(round_mu_);
-  std::optional<SyncPlan> pending_ GUARDED_BY(round_mu_);  // due, waiting for the stage point
+  // A plan made and not carried out, taken by the next round instead of
+  // asking the policy: due and waiting for the stage point, or made by a
+  // producer's round for the thread to sleep on.
+  std::optional<SyncPlan> pending_ GUARDED_BY(round_mu_);
   FlushPipeline pipeline_ GUARDED_BY(round_mu_);
   std::thread thread_;
   ClockSubscription clock_moves_;  // last: its callback uses the members above

@@ -37,15 +37,18 @@ LoopStates& states() {
 }
 [[maybe_unused]] const bool installed = (states(), true);
 
-}  // namespace
-
-bool await_asleep(std::string_view loop) {
+bool await_last_point(std::string_view loop, bool asleep) {
   LoopStates& s = states();
   std::unique_lock lock(s.mu);
   return s.changed.wait_for(lock, std::chrono::seconds(5), [&] {
     const auto it = s.asleep.find(loop);
-    return it != s.asleep.end() && it->second;
+    return it != s.asleep.end() && it->second == asleep;
   });
 }
+
+}  // namespace
+
+bool await_asleep(std::string_view loop) { return await_last_point(loop, true); }
+bool await_awake(std::string_view loop) { return await_last_point(loop, false); }
 
 }  // namespace commitlog::testing

@@ -12,5 +12,8 @@ namespace commitlog::testing {
 // several logs open it follows whichever thread of that loop reached a
 // point last.
 bool await_asleep(std::string_view loop);
+// The same for "<loop>: awake": the loop was woken (or its time came) and
+// has not gone back to sleep.
+bool await_awake(std::string_view loop);
 
 }  // namespace commitlog::testing

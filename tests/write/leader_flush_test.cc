@@ -123,6 +123,8 @@ TEST_CASE("leader: a thread that finds a flush in flight asks the sync thread an
     auto follower =
         std::async(std::launch::async, [&] { return log->append(1, "follower").status(); });
     REQUIRE(await_waiting(*log, 1));
+    // Its request woke the sync thread, which waits for the leader's round.
+    REQUIRE(testing::await_awake("sync loop"));
     CHECK(follower.wait_for(0s) != std::future_status::ready);
     fs.release(flush_sync(lz4));
     CHECK(leader.get().ok());

@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "commitlog/commit_log.h"
+#include "commitlog/policy_registry.h"
+#include "commitlog/sync_policy.h"
 #include "commitlog/write/durable_waiters.h"
 #include "tests/support/manual_clock.h"
 #include "tests/support/temp_dir.h"
@@ -160,18 +163,44 @@ TEST_CASE("spin wait: a thread that is not alone, or a zero limit, never spins")
   CHECK(never.counters().spins.load() == 0);
 }
 
-// A lone producer on adaptive spins through the hand-offs (on batch it would
-// run each flush itself, SyncThread::lead_flush, and never wait): on a manual
-// clock that nobody moves, no spin runs out however long the sync thread
-// takes, so none misses. How many of its waits spin depends on how many find
-// their flush done by the time they would (a wait all the same, with no spin
-// and no sleep); the tests above pin down the choice itself.
+// A policy whose producers ask for a flush and whose thread, between
+// flushes, sleeps until a time an hour away: the thread never sleeps with
+// nothing planned, so a lone producer never runs the flush itself
+// (SyncThread::lead_flush) and waits for the thread's every time -- the wait
+// a spin is for.
+class HandOffPolicy final : public SyncPolicy {
+ public:
+  std::string_view name() const override { return "test-hand-off"; }
+  ProducerAction after_append(const ProducerView&) const override {
+    return ProducerAction::kRequestSyncAndWait;
+  }
+  SyncPlan plan(const SyncState& s) override {
+    if (s.sync_requested && s.has_unflushed) {
+      return {SyncPlan::Kind::kFlush, s.now, SyncReason::kProducerRequest};
+    }
+    return {SyncPlan::Kind::kFlush, s.now + std::chrono::hours(1), SyncReason::kWindow};
+  }
+};
+
+// On a manual clock that nobody moves, no spin runs out however long the
+// sync thread takes, so none misses. How many of the waits spin depends on
+// how many find their flush done by the time they would (a wait all the
+// same, with no spin and no sleep); the tests above pin down the choice
+// itself.
 MetricsSnapshot lone_producer_run(Duration spin_wait) {
+  static const bool registered =
+      PolicyRegistry::global()
+          .add("test-hand-off",
+               [](const PolicySettings&) -> Result<std::unique_ptr<SyncPolicy>> {
+                 return std::unique_ptr<SyncPolicy>(new HandOffPolicy);
+               })
+          .ok();
+  REQUIRE(registered);
   testing::TempDir dir;
   ManualClock clock;
   Options options;
   options.directory = dir.path();
-  options.sync_policy = "adaptive";
+  options.sync_policy = "test-hand-off";
   options.spin_wait = spin_wait;
   options.clock = &clock;
   auto log = CommitLog::open(options);
@@ -182,9 +211,10 @@ MetricsSnapshot lone_producer_run(Duration spin_wait) {
   return metrics;
 }
 
-TEST_CASE("spin wait: a lone producer spins instead of sleeping, unless turned off") {
+TEST_CASE("spin wait: a lone producer that the sync thread flushes for spins instead of sleeping, unless turned off") {
   const MetricsSnapshot spun = lone_producer_run(10ms);
   CHECK(spun.mutations_completed == 100);
+  CHECK(spun.producer_flushes == 0);
   REQUIRE(spun.commit_waits > 1);
   CHECK(spun.spins > 0);
   CHECK(spun.spins <= spun.commit_waits);
