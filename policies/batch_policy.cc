@@ -13,8 +13,10 @@ class BatchPolicy final : public SyncPolicy {
   ProducerAction after_append(const ProducerView&) const override {
     return ProducerAction::kRequestSyncAndWait;
   }
+  // A request that finds everything flushed asks for nothing: its producer
+  // asked after the flush that covers it had begun.
   SyncPlan plan(const SyncState& s) override {
-    if (s.sync_requested || (s.waiting_producers > 0 && s.has_unflushed)) {
+    if (s.has_unflushed && (s.sync_requested || s.waiting_producers > 0)) {
       return {SyncPlan::Kind::kFlush, s.now, SyncReason::kProducerRequest};
     }
     return {};
