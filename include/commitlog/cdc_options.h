@@ -13,6 +13,8 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
+#include "commitlog/export.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -21,7 +23,7 @@
 
 namespace commitlog {
 
-struct CdcOptions {
+struct COMMITLOG_EXPORT CdcOptions {
   bool enabled = false;  // cdc_enabled
   // cdc_raw_directory; empty: `cdc_raw` beside the commit log directory.
   std::string raw_directory;

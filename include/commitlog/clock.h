@@ -17,6 +17,8 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
+#include "commitlog/export.h"
+
 #include <chrono>
 #include <cstdint>
 
@@ -26,7 +28,7 @@ using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;
 using Duration = SteadyClock::duration;
 
-class Clock {
+class COMMITLOG_EXPORT Clock {
  public:
   // Something in the library that sleeps until a time on a clock.
   class Sleeper {
@@ -57,7 +59,7 @@ class Clock {
 };
 
 // The steady clock (and the system clock for wall_micros()). Never destroyed.
-Clock* real_clock();
+COMMITLOG_EXPORT Clock* real_clock();
 
 }  // namespace commitlog
 

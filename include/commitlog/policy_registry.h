@@ -11,6 +11,8 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
+#include "commitlog/export.h"
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,7 +26,7 @@
 namespace commitlog {
 
 // The configuration values a policy may use (see conf/commitlog.yaml).
-struct PolicySettings {
+struct COMMITLOG_EXPORT PolicySettings {
   Duration sync_period = std::chrono::seconds(10);        // commitlog_sync_period
   Duration group_window = Duration::zero();               // commitlog_sync_group_window
   Duration lag_block = std::chrono::milliseconds(15000);  // periodic_commitlog_sync_lag_block
@@ -34,7 +36,7 @@ struct PolicySettings {
 
 using PolicyFactory = std::function<Result<std::unique_ptr<SyncPolicy>>(const PolicySettings&)>;
 
-class PolicyRegistry {
+class COMMITLOG_EXPORT PolicyRegistry {
  public:
   // The process-wide registry, holding the built-in policies.
   static PolicyRegistry& global();

@@ -9,13 +9,15 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
+#include "commitlog/export.h"
+
 #include <compare>
 #include <cstdint>
 #include <string>
 
 namespace commitlog {
 
-struct Position {
+struct COMMITLOG_EXPORT Position {
   uint64_t segment = 0;
   uint64_t offset = 0;
 

@@ -45,6 +45,8 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
+#include "commitlog/export.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,13 +59,13 @@
 
 namespace commitlog {
 
-struct TailOptions {
+struct COMMITLOG_EXPORT TailOptions {
   Position from;                 // {0, 0}: from the oldest segment there
   std::vector<uint32_t> tables;  // hand out only these tables' mutations; empty: all
   FileSystem* file_system = posix_file_system();
 };
 
-class TailReader {
+class COMMITLOG_EXPORT TailReader {
  public:
   // Reads nothing yet: a directory that does not exist yet holds nothing.
   TailReader(std::string directory, TailOptions options);
