@@ -157,7 +157,8 @@ class COMMITLOG_EXPORT CommitLog {
   PolicyPromise policy_promise() const;
 
   CommitLogStats stats() const;
-  // Cassandra's commit-log metrics and more; to_json()/to_prometheus() print it.
+  // Cassandra's commit-log metrics and more; the free functions to_json(m) and
+  // to_prometheus(m) of metrics.h render it.
   MetricsSnapshot metrics() const;
   const Options& options() const;
 

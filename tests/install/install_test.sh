@@ -47,7 +47,7 @@ for f in lib/libcommitlog.a lib/libcommitlog.so bin/commitlog bin/commitlog-kv s
   [[ -e $prefix/$f ]] || fail "$f is not installed"
 done
 soname=$(readelf -d "$prefix/lib/libcommitlog.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[[ $soname == libcommitlog.so.[0-9]*.[0-9]* && -e $prefix/lib/$soname ]] || fail "SONAME '$soname' is not installed"
+[[ $soname == libcommitlog.so.[0-9]* && $soname != *.*.*.* && -e $prefix/lib/$soname ]] || fail "SONAME '$soname' is not installed"
 if grep -rq -e "$source_dir" -e "$build_dir" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then
   fail "the CMake or pkg-config files name the source or build tree"
 fi
