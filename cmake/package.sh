@@ -27,10 +27,16 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 maintainer="commitlog developers <commitlog@packages.invalid>"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2> /dev/null || date +%s)}
 
+first_year=$(git log --reverse --format=%cd --date=format:%Y 2> /dev/null | head -1)
+last_year=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
+years=${first_year:-$last_year}
+[[ $years == "$last_year" ]] || years=$years-$last_year
+
 build=$source_dir/build/deb
 out=$source_dir/build/packages
 stage=$build/stage
 export DEB_CXXFLAGS_MAINT_STRIP=-g  # stripped anyway; no debug packages
+export DEB_BUILD_MAINT_OPTIONS=hardening=+all
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=None -DCMAKE_INSTALL_PREFIX=/usr \
   -DCMAKE_INSTALL_LIBDIR="lib/$multiarch" -DCMAKE_INSTALL_SYSCONFDIR=/etc \
   -DCOMMITLOG_BUILD_TESTS=OFF -DCOMMITLOG_BUILD_TOOLS=ON \
@@ -55,7 +61,10 @@ stage() {
   install -d -m 755 "$root/DEBIAN"
   local doc=$root/usr/share/doc/$package
   install -d "$doc"
-  install -m 644 cmake/debian/copyright "$doc/copyright"
+  sed "s/@YEARS@/$years/" cmake/debian/copyright > "$doc/copyright"
+  # Not an upload to Debian, so there is no bug for the changelog to close.
+  install -d "$root/usr/share/lintian/overrides"
+  echo "$package: initial-upload-closes-no-bugs" > "$root/usr/share/lintian/overrides/$package"
   printf '%s (%s) unstable; urgency=medium\n\n  * Built from the upstream source by cmake/package.sh.\n\n -- %s  %s\n' \
     commitlog "$deb_version" "$maintainer" "$(date -R -u -d "@$SOURCE_DATE_EPOCH")" |
     gzip -9n > "$doc/changelog.Debian.gz"

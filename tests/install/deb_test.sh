@@ -16,16 +16,16 @@ deb() { find "$packages" -maxdepth 1 -name "${1}_*.deb" | head -1; }
 lib=$(deb libcommitlog0) dev=$(deb libcommitlog-dev) tools=$(deb commitlog-tools)
 [[ -f $lib && -f $dev && -f $tools ]] || fail "missing packages in $packages: $(ls "$packages")"
 contents() { dpkg-deb -c "$1" | awk '{print $6}' | sed 's|^\./|/|'; }
-holds() { contents "$1" | grep -qx "$2" || fail "$(basename "$1") lacks $2"; }
+holds() { contents "$1" | grep -x "$2" > /dev/null || fail "$(basename "$1") lacks $2"; }
 
 # The shared library alone, in the multiarch directory, with its SONAME and
 # the ldconfig trigger.
 holds "$lib" "/usr/lib/$multiarch/libcommitlog.so.0"
 [[ -z $(contents "$lib" | grep -e '\.a$' -e '/include/' -e '/bin/' -e 'libcommitlog\.so$') ]] ||
   fail "libcommitlog0 holds more than the shared library"
-dpkg-deb --ctrl-tarfile "$lib" | tar -xO ./triggers | grep -qx "activate-noawait ldconfig" ||
+dpkg-deb --ctrl-tarfile "$lib" | tar -xO ./triggers | grep -x "activate-noawait ldconfig" > /dev/null ||
   fail "libcommitlog0 does not trigger ldconfig"
-dpkg-deb --ctrl-tarfile "$lib" | tar -xO ./shlibs | grep -q "^libcommitlog 0 libcommitlog0" ||
+dpkg-deb --ctrl-tarfile "$lib" | tar -xO ./shlibs | grep "^libcommitlog 0 libcommitlog0" > /dev/null ||
   fail "libcommitlog0 has no shlibs file"
 
 # The -dev package: headers, archive, link, pkg-config and CMake files, and a
@@ -50,7 +50,7 @@ for f in /usr/bin/commitlog /usr/bin/commitlog-kv /etc/commitlog/commitlog.yaml 
   holds "$tools" "$f"
 done
 [[ -z $(contents "$tools" | grep -e 'bench' -e '\.so' -e '/include/') ]] || fail "commitlog-tools holds more than the tools"
-dpkg-deb --ctrl-tarfile "$tools" | tar -xO ./conffiles | grep -qx /etc/commitlog/commitlog.yaml ||
+dpkg-deb --ctrl-tarfile "$tools" | tar -xO ./conffiles | grep -x /etc/commitlog/commitlog.yaml > /dev/null ||
   fail "/etc/commitlog/commitlog.yaml is not a conffile"
 [[ -z $(dpkg-deb --ctrl-tarfile "$tools" | tar -t | grep -e postinst -e prerm -e postrm) ]] ||
   fail "commitlog-tools has maintainer scripts"
