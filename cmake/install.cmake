@@ -10,6 +10,7 @@
 #            lib/pkgconfig/commitlog.pc      pkg-config commitlog (shared; --static for the archive)
 #   tools    bin/commitlog, bin/commitlog-kv
 #            share/commitlog/commitlog.yaml  every key with its default
+#            share/bash-completion/completions/{commitlog,commitlog-kv}
 # `lib` is the multiarch directory (lib/x86_64-linux-gnu) when the prefix is /usr.
 include(CMakePackageConfigHelpers)
 
@@ -41,4 +42,8 @@ if(COMMITLOG_BUILD_TOOLS)
   install(TARGETS commitlog_cli commitlog-kv RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT tools)
   install(FILES ${PROJECT_SOURCE_DIR}/conf/commitlog.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/commitlog
     COMPONENT tools)
+  foreach(program commitlog commitlog-kv)
+    install(FILES ${PROJECT_SOURCE_DIR}/tools/cli/completion.bash
+      DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ${program} COMPONENT tools)
+  endforeach()
 endif()

@@ -27,7 +27,7 @@ multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 maintainer="commitlog developers <commitlog@packages.invalid>"
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2> /dev/null || date +%s)}
 
-first_year=$(git log --reverse --format=%cd --date=format:%Y 2> /dev/null | head -1)
+first_year=$(git log --reverse --format=%cd --date=format:%Y 2> /dev/null | sed -n 1p || true)
 last_year=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
 years=${first_year:-$last_year}
 [[ $years == "$last_year" ]] || years=$years-$last_year

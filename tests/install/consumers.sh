@@ -21,7 +21,7 @@ consumers_against() {
   # A shared consumer needs none of the archive's dependencies.
   cmake -S "$here" -B "$work/shared-only" -DCMAKE_PREFIX_PATH="$prefix" -DEXAMPLES_DIR="$examples" \
     -DSHARED_ONLY=ON -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON -DCMAKE_DISABLE_FIND_PACKAGE_yaml-cpp=ON \
-    -DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON > "$work/shared-only.log"
+    -DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON > "$work/shared-only.log" 2>&1
   grep -q "commitlog static not found, as expected: .*Boost.*yaml-cpp, fmt" "$work/shared-only.log"
   cmake --build "$work/shared-only" -j2 --target consumer_shared >> "$work/shared-only.log"
   "$work/shared-only/consumer_shared" "$work/log-shared-only" | grep "appended at" > /dev/null
