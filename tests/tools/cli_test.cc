@@ -55,6 +55,19 @@ TEST_CASE("cli: an unknown command is named and the commands are listed") {
   CHECK(none.out.starts_with("commitlog: a command is required\ncommands: demo, config"));
 }
 
+TEST_CASE("cli: usage errors are one line naming the command, with a did-you-mean for a typo") {
+  const Run command = cli("verfy /nonexistent", true);
+  CHECK(command.exit_code == 2);
+  CHECK(command.out.starts_with("commitlog: unknown command 'verfy'; did you mean verify?\n"));
+  const Run flag = cli("dump --formta=text /nonexistent", true);
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.out == "commitlog dump: The following argument was not expected: --formta=text; did you mean --format? "
+                    "(commitlog dump --help)\n");
+  const Run value = cli("config --format xml /nonexistent", true);
+  CHECK(value.exit_code == 2);
+  CHECK(value.out == "commitlog config: --format: xml not in {text,json,yaml} (commitlog config --help)\n");
+}
+
 TEST_CASE("cli: bench --help shows the format's names, not an enum's values") {
   const Run r = cli("bench --help");
   CHECK(r.exit_code == 0);
