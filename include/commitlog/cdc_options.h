@@ -13,13 +13,13 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "commitlog/export.h"
 
 namespace commitlog {
 

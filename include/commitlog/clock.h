@@ -17,10 +17,10 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <chrono>
 #include <cstdint>
+
+#include "commitlog/export.h"
 
 namespace commitlog {
 

@@ -20,13 +20,12 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
 
+#include "commitlog/export.h"
 #include "commitlog/metrics.h"
 #include "commitlog/options.h"
 #include "commitlog/position.h"

@@ -40,11 +40,10 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/options.h"
 #include "commitlog/status.h"

@@ -34,8 +34,6 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -44,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/status.h"
 
 namespace commitlog {

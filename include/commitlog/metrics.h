@@ -18,14 +18,13 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/sync_policy.h"
 
 namespace commitlog {

@@ -8,8 +8,6 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -22,6 +20,7 @@
 
 #include "commitlog/cdc_options.h"
 #include "commitlog/clock.h"
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/policy_registry.h"
 

@@ -11,8 +11,6 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <functional>
 #include <map>
 #include <memory>
@@ -20,8 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "commitlog/sync_policy.h"
+#include "commitlog/export.h"
 #include "commitlog/status.h"
+#include "commitlog/sync_policy.h"
 
 namespace commitlog {
 

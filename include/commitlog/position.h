@@ -9,11 +9,11 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <compare>
 #include <cstdint>
 #include <string>
+
+#include "commitlog/export.h"
 
 namespace commitlog {
 

@@ -25,8 +25,6 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/position.h"
 #include "commitlog/status.h"

@@ -11,12 +11,12 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <cassert>
 #include <string>
 #include <utility>
 #include <variant>
+
+#include "commitlog/export.h"
 
 namespace commitlog {
 

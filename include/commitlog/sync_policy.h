@@ -30,13 +30,12 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "commitlog/clock.h"
+#include "commitlog/export.h"
 
 namespace commitlog {
 

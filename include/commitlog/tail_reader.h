@@ -45,13 +45,12 @@
 #error "commitlog needs C++20: compile with -std=c++20 or later"
 #else
 
-#include "commitlog/export.h"
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/position.h"
 #include "commitlog/replayer.h"
