@@ -22,7 +22,7 @@ expected=$(for h in "$@"; do basename "$h"; done | sort)
 installed=$(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort)
 [[ $installed == "$(sed 's|^|commitlog/|' <<< "$expected")" ]] ||
   fail "installed headers differ from the public list:"$'\n'"$(diff <(echo "$installed") <(sed 's|^|commitlog/|' <<< "$expected"))"
-for h in "$source_dir"/commitlog/*.h; do
+for h in "$source_dir"/include/commitlog/*.h "$source_dir"/commitlog/*.h; do
   if [[ $(grep -v -m1 '^// SPDX-License-Identifier' "$h") == "// Public API."* ]] && ! grep -qx "$(basename "$h")" <<< "$expected"; then
     fail "$(basename "$h") says it is public API but is not in COMMITLOG_PUBLIC_HEADERS"
   fi
