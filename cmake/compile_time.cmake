@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Headers that most translation units include, parsed once per target rather
 # than once per file: parsing them is about half of compiling a typical file,
 # and a full CI run compiles every file three times (release, ASan+UBSan, TSan).

@@ -5,7 +5,9 @@
 # installs starts a service.
 #   install-deps.sh        what building the library and tools and showing the
 #                          log (cmake/main.sh) need
-#   install-deps.sh test   that, and the test toolchain (cmake/test.sh)
+#   install-deps.sh package  that, and what cmake/package.sh needs to make the
+#                            Debian packages
+#   install-deps.sh test     all of that, and the test toolchain (cmake/test.sh)
 set -euo pipefail
 
 packages=(
@@ -17,21 +19,27 @@ packages=(
   libcli11-dev                              # the commitlog CLI's argument parsing
   libfmt-dev                                # formatting of messages and reports
   nlohmann-json3-dev                        # JSON output of the tools
-  librocksdb-dev                            # the peer engine in `commitlog bench`
+  librocksdb-dev                            # RocksDB: the peer engine of commitlog-bench
   redis-tools                               # redis-benchmark and redis-cli: the first command's load and checks
+)
+packaging=(
+  dpkg-dev                                  # dpkg-shlibdeps and dpkg-deb: the packages' Depends and files
+  help2man                                  # the tools' man pages, from their --help
 )
 case "${1:-main}" in
   main) ;;
+  package) packages+=("${packaging[@]}") ;;
   test)
     packages+=(
+      "${packaging[@]}"
       doctest-dev                           # the test framework
       clang-14 libclang-rt-14-dev           # libFuzzer targets and sanitizer runtimes
-      dpkg-dev                              # dpkg-shlibdeps: the Depends of `cpack -G DEB`
-      file                                  # cpack -G DEB reads binaries' types with it for their Depends
       e2fsprogs                             # mkfs.ext4: the full-disk test's small file system
+      lintian                               # the packages' check against Debian policy
+      mmdebstrap                            # the clean-machine test's Debian 12 tree
     )
     ;;
-  *) echo "usage: $0 [main|test]" >&2; exit 2 ;;
+  *) echo "usage: $0 [main|package|test]" >&2; exit 2 ;;
 esac
 
 missing=()

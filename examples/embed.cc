@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
   //    deleted. Without discard() the log grows for ever.
   if (auto discarded = log.discard(kTable, flushed_up_to); !discarded.ok()) return 1;
 
-  // 5. Metrics (to_prometheus() and to_json() render all of them).
+  // 5. Metrics (commitlog::to_prometheus(metrics) and to_json(metrics) render all).
   const commitlog::MetricsSnapshot metrics = log.metrics();
   std::printf("durable mutations %llu, segments %llu, log bytes %llu\n",
               static_cast<unsigned long long>(metrics.mutations_completed),

@@ -262,6 +262,8 @@ std::vector<KeySpec> make_keys() {
   };
 }
 
+}  // namespace
+
 // Optimal string alignment distance (Levenshtein plus adjacent swaps).
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
@@ -275,8 +277,6 @@ size_t edit_distance(std::string_view a, std::string_view b) {
   }
   return d[a.size()][b.size()];
 }
-
-}  // namespace
 
 std::span<const KeySpec> keys() {
   static const std::vector<KeySpec> table = make_keys();

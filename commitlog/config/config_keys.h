@@ -72,4 +72,8 @@ std::string_view suggest_key(std::string_view key);
 // warned about; any other is someone else's (cassandra.yaml).
 bool has_commit_log_prefix(std::string_view key);
 
+// Optimal string alignment distance (Levenshtein plus adjacent swaps), for
+// "did you mean" hints.
+size_t edit_distance(std::string_view a, std::string_view b);
+
 }  // namespace commitlog::config

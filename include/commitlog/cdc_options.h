@@ -19,9 +19,11 @@
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
+
 namespace commitlog {
 
-struct CdcOptions {
+struct COMMITLOG_EXPORT CdcOptions {
   bool enabled = false;  // cdc_enabled
   // cdc_raw_directory; empty: `cdc_raw` beside the commit log directory.
   std::string raw_directory;

@@ -20,13 +20,15 @@
 #include <chrono>
 #include <cstdint>
 
+#include "commitlog/export.h"
+
 namespace commitlog {
 
 using SteadyClock = std::chrono::steady_clock;
 using TimePoint = SteadyClock::time_point;
 using Duration = SteadyClock::duration;
 
-class Clock {
+class COMMITLOG_EXPORT Clock {
  public:
   // Something in the library that sleeps until a time on a clock.
   class Sleeper {
@@ -57,7 +59,7 @@ class Clock {
 };
 
 // The steady clock (and the system clock for wall_micros()). Never destroyed.
-Clock* real_clock();
+COMMITLOG_EXPORT Clock* real_clock();
 
 }  // namespace commitlog
 

@@ -25,6 +25,7 @@
 #include <span>
 #include <string_view>
 
+#include "commitlog/export.h"
 #include "commitlog/metrics.h"
 #include "commitlog/options.h"
 #include "commitlog/position.h"
@@ -33,7 +34,7 @@
 
 namespace commitlog {
 
-struct Mutation {
+struct COMMITLOG_EXPORT Mutation {
   uint32_t table = 0;
   std::span<const std::byte> payload;
 };
@@ -53,17 +54,17 @@ enum class AppendWait {
              // the mutation becomes durable with the next flush or sync()
 };
 
-struct AppendOptions {
+struct COMMITLOG_EXPORT AppendOptions {
   AppendWait wait = AppendWait::kPolicy;
   Deadline deadline = kNoDeadline;  // bounds only a wait for space, see append()
 };
 
-struct AppendedRange {
+struct COMMITLOG_EXPORT AppendedRange {
   Position first;  // the first mutation's position
   Position last;   // the last one's; durable implies all are
 };
 
-struct CommitLogStats {
+struct COMMITLOG_EXPORT CommitLogStats {
   uint64_t flushes = 0;            // syncs that made data durable (msync/fdatasync rounds)
   uint64_t seals = 0;              // marker-only rounds (periodic)
   uint64_t flushed_mutations = 0;  // mutations made durable
@@ -76,7 +77,7 @@ struct CommitLogStats {
   Position durable;                // everything before this is durable
 };
 
-class CommitLog {
+class COMMITLOG_EXPORT CommitLog {
  public:
   using FlushRequest = commitlog::FlushRequest;  // set as Options::on_flush_request
 
@@ -155,12 +156,13 @@ class CommitLog {
   PolicyPromise policy_promise() const;
 
   CommitLogStats stats() const;
-  // Cassandra's commit-log metrics and more; to_json()/to_prometheus() print it.
+  // Cassandra's commit-log metrics and more; the free functions to_json(m) and
+  // to_prometheus(m) of metrics.h render it.
   MetricsSnapshot metrics() const;
   const Options& options() const;
 
  private:
-  struct Impl;
+  struct COMMITLOG_HIDDEN Impl;  // defined inside the library; not part of its ABI
   explicit CommitLog(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -43,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/options.h"
 #include "commitlog/status.h"
@@ -58,7 +59,7 @@ enum class ConfigSource { kDefault, kFile };
 // is special ("unlimited" for 0MiB) or how a default follows other keys
 // ("half of commitlog_segment_size"), else empty; `line` is 1-based, 0 for
 // defaults.
-struct ConfigValue {
+struct COMMITLOG_EXPORT ConfigValue {
   std::string key;
   std::string value;
   std::string note;
@@ -66,13 +67,13 @@ struct ConfigValue {
   int line = 0;
 };
 
-struct LoadedConfig {
+struct COMMITLOG_EXPORT LoadedConfig {
   Options options;
   std::vector<ConfigValue> settings;  // every supported key, in conf/commitlog.yaml order
   std::vector<std::string> warnings;  // "<file>:<line>: <key> ...", in line order
 };
 
-struct LoadOptions {
+struct COMMITLOG_EXPORT LoadOptions {
   // Warnings are errors: the file loads only when it has none.
   bool strict = false;
   // Reads the file. Must outlive the call.
@@ -80,9 +81,9 @@ struct LoadOptions {
 };
 
 // Reads the yaml file at `path`; messages name it as given.
-[[nodiscard]] Result<LoadedConfig> load_config_file(const std::string& path, const LoadOptions& load = {});
+[[nodiscard]] COMMITLOG_EXPORT Result<LoadedConfig> load_config_file(const std::string& path, const LoadOptions& load = {});
 // Reads `yaml`; messages call it `name_for_errors`.
-[[nodiscard]] Result<LoadedConfig> load_config_string(const std::string& yaml, const std::string& name_for_errors,
+[[nodiscard]] COMMITLOG_EXPORT Result<LoadedConfig> load_config_string(const std::string& yaml, const std::string& name_for_errors,
                                                       const LoadOptions& load = {});
 
 }  // namespace commitlog

@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/status.h"
 
 namespace commitlog {
@@ -49,7 +50,7 @@ namespace commitlog {
 inline constexpr uint32_t kDefaultFilePermissions = 0600;
 inline constexpr uint32_t kDefaultDirectoryPermissions = 0700;
 
-class File {
+class COMMITLOG_EXPORT File {
  public:
   virtual ~File() = default;  // unmaps and closes
 
@@ -91,7 +92,7 @@ class File {
 
 // An exclusive lock on a file, taken by FileSystem::lock() and held until
 // this object is destroyed.
-class FileLock {
+class COMMITLOG_EXPORT FileLock {
  public:
   virtual ~FileLock() = default;  // releases the lock
   FileLock(const FileLock&) = delete;
@@ -114,7 +115,7 @@ enum class OpenMode {
   kReadWriteDirect,  // existing file, read-write, direct I/O (see the file comment)
 };
 
-class FileSystem {
+class COMMITLOG_EXPORT FileSystem {
  public:
   virtual ~FileSystem() = default;
 
@@ -175,13 +176,13 @@ class FileSystem {
 };
 
 // The real file system (POSIX). Never null; lives for the whole process.
-FileSystem* posix_file_system();
+COMMITLOG_EXPORT FileSystem* posix_file_system();
 
 // Reads a whole file through `fs`.
-Result<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::string& path);
+COMMITLOG_EXPORT Result<std::vector<std::byte>> read_whole_file(FileSystem& fs, const std::string& path);
 // The same into `*out`, reusing its memory: reading many files through one
 // buffer saves a fresh allocation (page faults, zeroing) per file.
-Status read_whole_file(FileSystem& fs, const std::string& path, std::vector<std::byte>* out);
+COMMITLOG_EXPORT Status read_whole_file(FileSystem& fs, const std::string& path, std::vector<std::byte>* out);
 
 }  // namespace commitlog
 

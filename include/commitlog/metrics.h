@@ -24,11 +24,12 @@
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/sync_policy.h"
 
 namespace commitlog {
 
-struct Log2Histogram {
+struct COMMITLOG_EXPORT Log2Histogram {
   std::vector<uint64_t> counts;  // per bucket
   uint64_t sum = 0;              // of the values recorded
   uint64_t count() const;
@@ -36,7 +37,7 @@ struct Log2Histogram {
   static uint64_t upper_bound(size_t b) { return b == 0 ? 0 : (uint64_t{1} << b) - 1; }
 };
 
-struct MetricsSnapshot {
+struct COMMITLOG_EXPORT MetricsSnapshot {
   // commitlog_disk_access_mode as set (e.g. "auto"), the mode segments are
   // written in ("mmap", "standard" or "direct") and, for legacy and auto,
   // why ("as O_DIRECT works in data/commitlog").
@@ -92,7 +93,7 @@ struct MetricsSnapshot {
 // One number of a snapshot as every rendering names it. The table of them,
 // metric_fields(), is the one list the JSON, the Prometheus text and a
 // server's own report (commitlog-kv's INFO) are drawn from.
-struct MetricField {
+struct COMMITLOG_EXPORT MetricField {
   const char* name;        // JSON key: "seal_waits"
   const char* prometheus;  // the family, after "commitlog_": "seal_waits_total"
   const char* type;        // "counter" or "gauge"
@@ -104,15 +105,15 @@ struct MetricField {
 
 // Every plain number of a snapshot, in the order they are rendered (after
 // the access mode and the failure, before the histograms and syncs_by_reason).
-std::span<const MetricField> metric_fields();
+COMMITLOG_EXPORT std::span<const MetricField> metric_fields();
 
 // One JSON object; times in nanoseconds, histograms as
 // {"buckets": [{"le": 0, "count": n}, ..., {"le": "+Inf", "count": n}], "sum": s, "count": c}
 // with per-bucket (not cumulative) counts.
-std::string to_json(const MetricsSnapshot& metrics);
+COMMITLOG_EXPORT std::string to_json(const MetricsSnapshot& metrics);
 // Prometheus text exposition format, every name prefixed commitlog_; times in
 // seconds, except the sync latency histogram, in microseconds.
-std::string to_prometheus(const MetricsSnapshot& metrics);
+COMMITLOG_EXPORT std::string to_prometheus(const MetricsSnapshot& metrics);
 
 }  // namespace commitlog
 

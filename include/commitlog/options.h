@@ -20,6 +20,7 @@
 
 #include "commitlog/cdc_options.h"
 #include "commitlog/clock.h"
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/policy_registry.h"
 
@@ -74,13 +75,13 @@ using ArchiveHook = std::function<Status(const std::string& path, const std::str
 // key of the value at fault (new-style name), `message` the rule it breaks
 // ("must be greater than 0 when commitlog_sync is group"), `depends_on` the
 // other key that makes it fail, if any ("commitlog_sync").
-struct OptionError {
+struct COMMITLOG_EXPORT OptionError {
   std::string key;
   std::string message;
   std::string depends_on;
 };
 
-struct Options {
+struct COMMITLOG_EXPORT Options {
   std::string directory = "data/commitlog";  // commitlog_directory
   std::string sync_policy = "periodic";      // commitlog_sync
   PolicySettings policy;                     // periods and windows

@@ -18,13 +18,14 @@
 #include <string>
 #include <vector>
 
-#include "commitlog/sync_policy.h"
+#include "commitlog/export.h"
 #include "commitlog/status.h"
+#include "commitlog/sync_policy.h"
 
 namespace commitlog {
 
 // The configuration values a policy may use (see conf/commitlog.yaml).
-struct PolicySettings {
+struct COMMITLOG_EXPORT PolicySettings {
   Duration sync_period = std::chrono::seconds(10);        // commitlog_sync_period
   Duration group_window = Duration::zero();               // commitlog_sync_group_window
   Duration lag_block = std::chrono::milliseconds(15000);  // periodic_commitlog_sync_lag_block
@@ -34,7 +35,7 @@ struct PolicySettings {
 
 using PolicyFactory = std::function<Result<std::unique_ptr<SyncPolicy>>(const PolicySettings&)>;
 
-class PolicyRegistry {
+class COMMITLOG_EXPORT PolicyRegistry {
  public:
   // The process-wide registry, holding the built-in policies.
   static PolicyRegistry& global();

@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <string>
 
+#include "commitlog/export.h"
+
 namespace commitlog {
 
-struct Position {
+struct COMMITLOG_EXPORT Position {
   uint64_t segment = 0;
   uint64_t offset = 0;
 

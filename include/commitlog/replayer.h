@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/position.h"
 #include "commitlog/status.h"
@@ -61,11 +62,11 @@ enum class RecoveryMode {
   kSkip,
 };
 // "tolerate-torn-tail", "absolute", "point-in-time", "skip".
-const char* recovery_mode_name(RecoveryMode mode);
+COMMITLOG_EXPORT const char* recovery_mode_name(RecoveryMode mode);
 // The mode with that name; "strict" is the earlier name of tolerate-torn-tail.
-std::optional<RecoveryMode> parse_recovery_mode(std::string_view name);
+COMMITLOG_EXPORT std::optional<RecoveryMode> parse_recovery_mode(std::string_view name);
 
-struct ReplayOptions {
+struct COMMITLOG_EXPORT ReplayOptions {
   RecoveryMode mode = RecoveryMode::kTolerateTornTail;
   std::optional<Position> from;  // skip everything before this position
   // Per table, skip its mutations at positions before this one: what the
@@ -78,7 +79,7 @@ struct ReplayOptions {
   FileSystem* file_system = posix_file_system();
 };
 
-struct ReplayedMutation {
+struct COMMITLOG_EXPORT ReplayedMutation {
   Position position;
   uint32_t table = 0;
   uint64_t time_us = 0;  // wall clock when appended, µs since the epoch
@@ -88,7 +89,7 @@ struct ReplayedMutation {
 // One finding, in log order. [offset, offset + bytes) is the exact range of
 // positions passed over: skipped (corruption) or dropped (torn tail); in a
 // compressed segment, offsets in its image, which are its positions.
-struct ReplayProblem {
+struct COMMITLOG_EXPORT ReplayProblem {
   std::string file;
   uint64_t offset = 0;
   std::string kind;        // e.g. "bad payload checksum", "file truncated"
@@ -100,7 +101,7 @@ struct ReplayProblem {
   uint64_t stored_bytes = 0;
 };
 
-struct ReplayReport {
+struct COMMITLOG_EXPORT ReplayReport {
   Status status;  // ok, or why the replay stopped early (damage the mode refuses, input, handler)
   uint64_t segments = 0;
   uint64_t mutations = 0;
@@ -132,20 +133,20 @@ struct ReplayReport {
 using ReplayHandler = std::function<Status(const ReplayedMutation&)>;
 
 // A directory that does not exist holds an empty log: nothing to replay.
-ReplayReport replay_directory(const std::string& dir, const ReplayOptions& options,
+COMMITLOG_EXPORT ReplayReport replay_directory(const std::string& dir, const ReplayOptions& options,
                               const ReplayHandler& handler);
 
 // The segment files of `dir` (by name), ordered by id. Fails for a missing
 // directory, and for a name that looks like a segment's but does not parse.
-struct SegmentFile {
+struct COMMITLOG_EXPORT SegmentFile {
   uint64_t id = 0;
   std::string path;
 };
-Result<std::vector<SegmentFile>> list_segment_files(FileSystem& fs, const std::string& dir);
+COMMITLOG_EXPORT Result<std::vector<SegmentFile>> list_segment_files(FileSystem& fs, const std::string& dir);
 
 // Replays `files`, ordered by id, as one log: replay_directory for segment
 // files from several directories (commitlog/lifecycle/archiver.h restores this way).
-ReplayReport replay_segment_files(const std::vector<SegmentFile>& files, const ReplayOptions& options,
+COMMITLOG_EXPORT ReplayReport replay_segment_files(const std::vector<SegmentFile>& files, const ReplayOptions& options,
                                   const ReplayHandler& handler);
 
 }  // namespace commitlog

@@ -16,6 +16,8 @@
 #include <utility>
 #include <variant>
 
+#include "commitlog/export.h"
+
 namespace commitlog {
 
 enum class ErrorCode {
@@ -31,9 +33,9 @@ enum class ErrorCode {
   kBusy,             // another owner holds it: a log directory open elsewhere
 };
 
-const char* error_code_name(ErrorCode code);
+COMMITLOG_EXPORT const char* error_code_name(ErrorCode code);
 
-class [[nodiscard]] Status {
+class [[nodiscard]] COMMITLOG_EXPORT Status {
  public:
   Status() = default;
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -66,7 +68,7 @@ class [[nodiscard]] Status {
 
 // A value or an error. `value()` requires ok().
 template <typename T>
-class [[nodiscard]] Result {
+class [[nodiscard]] COMMITLOG_EXPORT Result {
  public:
   Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
   Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)

@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include "commitlog/clock.h"
+#include "commitlog/export.h"
 
 namespace commitlog {
 
@@ -47,13 +48,13 @@ enum class ProducerAction {
 };
 
 // What a producer's after_append() may look at.
-struct ProducerView {
+struct COMMITLOG_EXPORT ProducerView {
   TimePoint now;
   TimePoint last_flush_started;  // start of the last completed flush
 };
 
 // What the sync thread knows when it asks for a plan.
-struct SyncState {
+struct COMMITLOG_EXPORT SyncState {
   TimePoint now;
   TimePoint last_flush_started;   // of the last completed flush, or of one still
                                   // committing (compressed segments, flush_pipeline.h)
@@ -79,9 +80,9 @@ enum class SyncReason {
 };
 inline constexpr size_t kSyncReasons = static_cast<size_t>(SyncReason::kAdaptive) + 1;
 // "producer_request", "window", ...: the metrics' label of each reason.
-const char* sync_reason_name(SyncReason reason);
+COMMITLOG_EXPORT const char* sync_reason_name(SyncReason reason);
 
-struct SyncPlan {
+struct COMMITLOG_EXPORT SyncPlan {
   enum class Kind {
     kIdle,   // nothing to do until a producer appends, waits or asks
     kSeal,   // write a marker (replayable after a process crash), no fsync
@@ -93,7 +94,7 @@ struct SyncPlan {
 };
 
 // What an append that follows the policy is acknowledged with.
-struct PolicyPromise {
+struct COMMITLOG_EXPORT PolicyPromise {
   // The append returns only once its mutation is durable (batch, group,
   // adaptive); false: it may return before (periodic).
   bool acknowledges_durable = true;
@@ -104,7 +105,7 @@ struct PolicyPromise {
   Duration max_added_delay{};
 };
 
-class SyncPolicy {
+class COMMITLOG_EXPORT SyncPolicy {
  public:
   virtual ~SyncPolicy() = default;
   virtual std::string_view name() const = 0;

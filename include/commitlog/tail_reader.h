@@ -50,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "commitlog/export.h"
 #include "commitlog/file_system.h"
 #include "commitlog/position.h"
 #include "commitlog/replayer.h"
@@ -57,13 +58,13 @@
 
 namespace commitlog {
 
-struct TailOptions {
+struct COMMITLOG_EXPORT TailOptions {
   Position from;                 // {0, 0}: from the oldest segment there
   std::vector<uint32_t> tables;  // hand out only these tables' mutations; empty: all
   FileSystem* file_system = posix_file_system();
 };
 
-class TailReader {
+class COMMITLOG_EXPORT TailReader {
  public:
   // Reads nothing yet: a directory that does not exist yet holds nothing.
   TailReader(std::string directory, TailOptions options);

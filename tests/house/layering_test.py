@@ -6,7 +6,8 @@ Floors, lowest first. A file may include from its own folder or from a floor
 below its own; two folders on the same floor do not include each other. The
 public headers are the ground floor: they include only each other.
 
-Also: no library file over 400 lines, no library folder over 25 files.
+Also: no library file over 400 lines, no library folder over 25 files, and an
+SPDX line in the first lines of every .h, .cc, .sh, .py and CMake file.
 
 Usage: layering_test.py SOURCE_DIR (exit 1 naming every break).
 """
@@ -44,6 +45,22 @@ def folder_of_include(root, target):
     return None
 
 
+def missing_spdx(root):
+    skip = {".git", "build", "research"}
+    missing = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in skip and not d.startswith(("build-", ".")))
+        for name in sorted(files):
+            if not (name.endswith((".h", ".cc", ".sh", ".py", ".cmake", ".cmake.in")) or name == "CMakeLists.txt"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8", errors="replace") as f:
+                head = [next(f, "") for _ in range(3)]
+            if not any("SPDX-License-Identifier:" in line for line in head):
+                missing.append(f"{os.path.relpath(path, root)}: no SPDX-License-Identifier line in its first three lines")
+    return missing
+
+
 def main(root):
     breaks = []
     for folder, level in FLOOR_OF.items():
@@ -71,6 +88,7 @@ def main(root):
                 elif FLOOR_OF[target] >= level:
                     breaks.append(f"{file}:{number}: includes {m.group(1)} from {target}, "
                                   f"{'a folder on its own floor' if FLOOR_OF[target] == level else 'a floor above'}")
+    breaks += missing_spdx(root)
     for b in breaks:
         print(b)
     return 1 if breaks else 0

@@ -22,7 +22,7 @@ expected=$(for h in "$@"; do basename "$h"; done | sort)
 installed=$(cd "$prefix/include" && find . -type f | sed 's|^\./||' | sort)
 [[ $installed == "$(sed 's|^|commitlog/|' <<< "$expected")" ]] ||
   fail "installed headers differ from the public list:"$'\n'"$(diff <(echo "$installed") <(sed 's|^|commitlog/|' <<< "$expected"))"
-for h in "$source_dir"/commitlog/*.h; do
+for h in "$source_dir"/include/commitlog/*.h "$source_dir"/commitlog/*.h; do
   if [[ $(grep -v -m1 '^// SPDX-License-Identifier' "$h") == "// Public API."* ]] && ! grep -qx "$(basename "$h")" <<< "$expected"; then
     fail "$(basename "$h") says it is public API but is not in COMMITLOG_PUBLIC_HEADERS"
   fi
@@ -47,7 +47,7 @@ for f in lib/libcommitlog.a lib/libcommitlog.so bin/commitlog bin/commitlog-kv s
   [[ -e $prefix/$f ]] || fail "$f is not installed"
 done
 soname=$(readelf -d "$prefix/lib/libcommitlog.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[[ $soname == libcommitlog.so.[0-9]*.[0-9]* && -e $prefix/lib/$soname ]] || fail "SONAME '$soname' is not installed"
+[[ $soname == libcommitlog.so.[0-9]* && $soname != *.*.*.* && -e $prefix/lib/$soname ]] || fail "SONAME '$soname' is not installed"
 if grep -rq -e "$source_dir" -e "$build_dir" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then
   fail "the CMake or pkg-config files name the source or build tree"
 fi

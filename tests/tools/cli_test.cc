@@ -3,6 +3,7 @@
 // text, sizes in the yaml's syntax, `commitlog config`'s --strict, --format
 // yaml and error lists, and the inputs stress --check does not find, driven
 // through the built binaries.
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -52,6 +53,19 @@ TEST_CASE("cli: an unknown command is named and the commands are listed") {
   const Run none = cli("", true);
   CHECK(none.exit_code == 2);
   CHECK(none.out.starts_with("commitlog: a command is required\ncommands: demo, config"));
+}
+
+TEST_CASE("cli: usage errors are one line naming the command, with a did-you-mean for a typo") {
+  const Run command = cli("verfy /nonexistent", true);
+  CHECK(command.exit_code == 2);
+  CHECK(command.out.starts_with("commitlog: unknown command 'verfy'; did you mean verify?\n"));
+  const Run flag = cli("dump --formta=text /nonexistent", true);
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.out == "commitlog dump: The following argument was not expected: --formta=text; did you mean --format? "
+                    "(commitlog dump --help)\n");
+  const Run value = cli("config --format xml /nonexistent", true);
+  CHECK(value.exit_code == 2);
+  CHECK(value.out == "commitlog config: --format: xml not in {text,json,yaml} (commitlog config --help)\n");
 }
 
 TEST_CASE("cli: bench --help shows the format's names, not an enum's values") {
@@ -108,6 +122,19 @@ TEST_CASE("cli: config prints every problem of a file, one per line") {
   CHECK(r.out == "commitlog config: " + bad + ":1: commitlog_sync: 'bach' names an unknown sync policy (known: " +
                      "adaptive, batch, group, periodic)\ncommitlog config: " + bad +
                      ":2: commitlog_segment_size: '32MB' is not a size (expected e.g. 32MiB)\n");
+}
+
+TEST_CASE("cli: config refuses an archiving properties file that does not exist, naming the key and the file") {
+  testing::TempDir dir;
+  const std::string missing = dir.file("archiving.properties");
+  const std::string yaml = write_file(dir, "archive.yaml", "commitlog_ext_archiving_properties: " + missing + "\n");
+  const Run r = cli("config " + yaml, true);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.starts_with("commitlog config: commitlog_ext_archiving_properties: "));
+  CHECK(r.out.find(missing) != std::string::npos);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  write_file(dir, "archiving.properties", "archive_command=/bin/true\n");
+  CHECK(cli("config " + yaml).exit_code == 0);
 }
 
 TEST_CASE("cli: config --format yaml prints a file that loads back to the same settings") {
