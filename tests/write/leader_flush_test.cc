@@ -73,41 +73,29 @@ uint64_t replayed_mutations(FaultFileSystem& fs) {
   return replayed.report.mutations;
 }
 
-TEST_CASE("leader: a thread that finds the sync thread asleep flushes on its own thread") {
-  for (const bool lz4 : {false, true}) {
-    CAPTURE(lz4);
-    FaultFileSystem fs;
-    ManualClock clock;
-    auto log = open_batch(fs, clock, lz4);
-    constexpr uint64_t kAppends = 20;
-    for (uint64_t i = 0; i < kAppends; ++i) {
-      REQUIRE(log->append(1, "mutation " + std::to_string(i)).ok());
-      // Each append's flush ran before it returned, on this thread: the
-      // sync thread, never asked, still sleeps.
-      CHECK(led(*log) == i + 1);
-      CHECK(flushes(*log) == i + 1);
-    }
-    fs.pull_plug();
-    log->close().ignore();
-    CHECK(replayed_mutations(fs) == kAppends);
-  }
-}
-
 // adaptive's producers never ask; a lone one that finds the sync thread
 // asleep and whose plan is a flush now runs it itself all the same.
-TEST_CASE("leader: under adaptive a lone thread flushes on its own thread, as under batch") {
-  FaultFileSystem fs;
-  ManualClock clock;
-  auto log = open_batch(fs, clock, /*lz4=*/false, "adaptive");
-  constexpr uint64_t kAppends = 20;
-  for (uint64_t i = 0; i < kAppends; ++i) {
-    REQUIRE(log->append(1, "mutation " + std::to_string(i)).ok());
-    CHECK(led(*log) == i + 1);
-    CHECK(flushes(*log) == i + 1);
+TEST_CASE("leader: a thread that finds the sync thread asleep flushes on its own thread, under batch and adaptive") {
+  for (const char* policy : {"batch", "adaptive"}) {
+    for (const bool lz4 : {false, true}) {
+      CAPTURE(policy);
+      CAPTURE(lz4);
+      FaultFileSystem fs;
+      ManualClock clock;
+      auto log = open_batch(fs, clock, lz4, policy);
+      constexpr uint64_t kAppends = 20;
+      for (uint64_t i = 0; i < kAppends; ++i) {
+        REQUIRE(log->append(1, "mutation " + std::to_string(i)).ok());
+        // Each append's flush ran before it returned, on this thread: the
+        // sync thread, never asked, still sleeps.
+        CHECK(led(*log) == i + 1);
+        CHECK(flushes(*log) == i + 1);
+      }
+      fs.pull_plug();
+      log->close().ignore();
+      CHECK(replayed_mutations(fs) == kAppends);
+    }
   }
-  fs.pull_plug();
-  log->close().ignore();
-  CHECK(replayed_mutations(fs) == kAppends);
 }
 
 TEST_CASE("leader: a thread that finds a flush in flight asks the sync thread and rides the next") {
