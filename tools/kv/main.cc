@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// commitlog-kv: a Redis-protocol (RESP2) key-value server whose table is fed
-// by the commit log. docs/kv.md describes it; tools/kv/server.h its threads.
+// commitlog-kv: a Redis-protocol (RESP2) key-value server on RocksDB with
+// the commit log as its WAL. docs/kv.md describes it; tools/kv/server.h its
+// threads.
 //
 //   commitlog-kv [--config FILE] [--dir DIR] [--port PORT] [--bind ADDR]
-//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery MODE]
+//                [--policy NAME] [--memtable-size SIZE] [--recovery MODE]
+//                [--reference-rocksdb-wal]
 //                [--requirepass PASSWORD | --requirepass-file FILE]
 //                [--protected-mode yes|no] [--maxclients N] [--maxmemory-clients SIZE]
 //                [--timeout SECONDS] [--client-query-buffer-limit SIZE]
@@ -33,7 +35,6 @@ constexpr const char* kDefaultPolicy = "adaptive";
 struct ServerArgs {
   std::string config;
   std::string policy;
-  double snapshot_interval_s = 60;
   commitlog::RecoveryMode recovery = commitlog::RecoveryMode::kTolerateTornTail;
   std::string password_file;
   double timeout_s = 0;
@@ -85,8 +86,6 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
     options.log.sync_policy = args.policy;
     options.policy_origin = "--policy";
   }
-  options.snapshot_interval =
-      std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
   options.recovery = args.recovery;
   options.clients.idle_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
@@ -107,8 +106,9 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
 
   kv::Server server(std::move(options));
   Status started = server.start();
-  if (started.code() == ErrorCode::kBusy) {
-    // Another server (or log) owns the directory: a usage error, named.
+  if (started.code() == ErrorCode::kBusy || started.code() == ErrorCode::kInvalidArgument) {
+    // Bad options, directory or port, or another server (or log) owns the
+    // directory: a usage error, named, before anything was replayed.
     fmt::print(stderr, "commitlog-kv: {}\n", started.message());
     return kExitUsage;
   }
@@ -136,31 +136,32 @@ int main(int argc, char** argv) {
   // fixed threshold: glibc's own rises after each large free).
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
 
-  CLI::App app{"commitlog-kv: a Redis-protocol key-value server on the commit log"};
+  CLI::App app{"commitlog-kv: a Redis-protocol key-value server on RocksDB with the commit log as its WAL"};
   ServerArgs args;
   commitlog::kv::ServerOptions options;
   app.set_version_flag("-V,--version", "commitlog-kv " COMMITLOG_VERSION);
   app.add_option("--config", args.config,
                  "commit-log yaml (conf/commitlog.yaml keys); without commitlog_sync in it, "
                  "the policy is adaptive");
-  app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")
+  app.add_option("--dir", options.dir, "data directory: RocksDB in DIR/rocksdb, the log in DIR/commitlog")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port; 0 picks a free one")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--bind", options.bind, "address to listen on")->capture_default_str();
   app.add_option("--policy", args.policy, "sync policy, overriding the config's commitlog_sync");
-  app.add_option(
-         "--snapshot-interval", args.snapshot_interval_s,
-         "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
+  add_memory_option(app, "--memtable-size", &options.memtable_bytes,
+                    "RocksDB's write_buffer_size: a full memtable is flushed to an SST file and "
+                    "the log discarded up to it",
+                    "64mb");
+  app.add_flag("--reference-rocksdb-wal", options.reference_rocksdb_wal,
+               "the reference setting for comparisons: no commit log, RocksDB's own WAL with "
+               "sync = true for every write");
   app.add_option_function<std::string>(
          "--recovery",
          [&args](const std::string& name) { args.recovery = *commitlog::parse_recovery_mode(name); },
          "on a damaged log: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
-         "point-in-time (start from what precedes the first corruption) or skip (pass over damage); "
-         "a snapshot that does not verify stops the start unless skip")
+         "point-in-time (start from what precedes the first corruption) or skip (pass over damage)")
       ->check([](const std::string& name) {
         return commitlog::parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
       })
