@@ -11,6 +11,7 @@
 //                [--timeout SECONDS] [--client-query-buffer-limit SIZE]
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <exception>
@@ -130,6 +131,9 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // The data (RocksDB's files, the log's segments) is the owner's alone,
+  // whatever the umask it was started with.
+  ::umask(077);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Query buffers past this come from mmap and go back to the system when
   // freed, so a client disconnected for its memory returns it at once (a

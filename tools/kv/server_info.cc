@@ -14,6 +14,8 @@
 namespace commitlog::kv {
 namespace {
 
+constexpr uint64_t kCountKeysUpTo = 100'000;
+
 uint64_t resident_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
   if (f == nullptr) return 0;
@@ -132,8 +134,13 @@ std::string Server::info(std::span<const std::string_view> sections) {
   }
   if (wanted("keyspace")) {
     out += "# Keyspace\r\n";
-    // RocksDB's estimate: INFO stays cheap on a large store (DBSIZE counts).
-    const uint64_t keys = engine_->property("rocksdb.estimate-num-keys");
+    // Counted while RocksDB's estimate is small; past it the estimate, so
+    // that INFO stays cheap on a large store.
+    uint64_t keys = engine_->property("rocksdb.estimate-num-keys");
+    DurableFence unused;
+    if (keys <= kCountKeysUpTo) {
+      if (auto counted = store_.size(unused); counted.ok()) keys = *counted;
+    }
     if (keys > 0) line("db0", fmt::format("keys={},expires=0,avg_ttl=0", keys));
     out += "\r\n";
   }
