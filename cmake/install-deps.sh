@@ -17,7 +17,7 @@ packages=(
   libcli11-dev                              # the commitlog CLI's argument parsing
   libfmt-dev                                # formatting of messages and reports
   nlohmann-json3-dev                        # JSON output of the tools
-  librocksdb-dev                            # the peer engine in `commitlog bench`
+  librocksdb-dev                            # commitlog-kv's engine, and the peer engine in `commitlog bench`
   redis-tools                               # redis-benchmark and redis-cli: the first command's load and checks
 )
 case "${1:-main}" in
@@ -29,6 +29,7 @@ case "${1:-main}" in
       dpkg-dev                              # dpkg-shlibdeps: the Depends of `cpack -G DEB`
       file                                  # cpack -G DEB reads binaries' types with it for their Depends
       e2fsprogs                             # mkfs.ext4: the full-disk test's small file system
+      python3-redis libhiredis-dev          # commitlog-kv's tests with clients nobody here wrote
     )
     ;;
   *) echo "usage: $0 [main|test]" >&2; exit 2 ;;
