@@ -130,7 +130,7 @@ stop_server() {
 # 1. The server, the load, and the checking writers.
 start_server server.out
 policy=$(sed -n 's/.*commitlog_sync \([^ ]*\) (\([^)]*\)).*/\1 (\2)/p' <<< "$start_line")
-engine=$(sed -n 's/.*(engine \([^ ]*\) in \([^,]*\),.*/\1 in \2/p' <<< "$start_line")
+engine=$(sed -n 's/.*engine \([^ ]*\) in \([^ ]*\) .*/\1 in \2/p' <<< "$start_line")
 "$benchmark" -h 127.0.0.1 -p "$port" -t set -l -q -c "$clients" -d 100 -r 1000000 \
   > "$dir/redis-benchmark.out" 2>&1 &
 pids+=($!)

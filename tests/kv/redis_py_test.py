@@ -31,11 +31,15 @@ except ImportError:
 CONFIG = "commitlog_sync: adaptive\ncommitlog_segment_size: 1MiB\ncommitlog_total_space: 4MiB\n"
 
 
+RUNNING = []  # every server started, killed on the way out
+
+
 class Server:
     def __init__(self, kv, data, extra=()):
         self.out = open(os.path.join(os.path.dirname(data), "kv.out"), "ab")
         self.proc = subprocess.Popen([kv, "--dir", data, "--port", "0", *extra],
                                      stdout=subprocess.PIPE, stderr=self.out)
+        RUNNING.append(self.proc)
         self.port = None
         for raw in self.proc.stdout:
             line = raw.decode(errors="replace")
@@ -53,7 +57,8 @@ class Server:
             self.out.write(raw)
 
     def client(self, **kw):
-        return redis.Redis(port=self.port, socket_timeout=30, **kw)
+        kw.setdefault("socket_timeout", 30)
+        return redis.Redis(port=self.port, **kw)
 
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)
@@ -145,6 +150,7 @@ def kill_loop(kv, work, cycles):
     pending = {}    # key -> value sent without an answer when the server died
     total_acked = 0
     flushes = discards = 0
+    errors = []
     value_pad = "x" * 512
     for cycle in range(cycles):
         s = Server(kv, data, extra)
@@ -169,7 +175,10 @@ def kill_loop(kv, work, cycles):
                 pending[key] = value
                 try:
                     c.set(key, value)
-                except (redis.ConnectionError, redis.TimeoutError):
+                except (redis.ConnectionError, redis.TimeoutError):  # the kill
+                    return
+                except redis.ResponseError as e:  # never expected
+                    errors.append(f"cycle {cycle}: SET {key}: {e}")
                     return
                 del pending[key]
                 acked[key] = value
@@ -191,6 +200,7 @@ def kill_loop(kv, work, cycles):
         stop.set()
         for t in threads:
             t.join()
+        check(not errors, "; ".join(errors[:3]))
     print(f"redis-py kill -9 loop: {cycles} cycles, {total_acked} acknowledged SETs, every one read back; "
           f"under the load {flushes} RocksDB flushes and {discards} log discards were done")
     check(flushes > 0 and discards > 0, "the kills fell among flushes and discards")
@@ -218,6 +228,10 @@ def main():
         print("FAILED:", e)
         return 1
     finally:
+        for proc in RUNNING:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         shutil.rmtree(work, ignore_errors=True)
 
 

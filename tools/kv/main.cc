@@ -107,7 +107,7 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
 
   kv::Server server(std::move(options));
   Status started = server.start();
-  if (started.code() == ErrorCode::kBusy || started.code() == ErrorCode::kInvalidArgument) {
+  if (started.code() == ErrorCode::kBusy || server.bad_input()) {
     // Bad options, directory or port, or another server (or log) owns the
     // directory: a usage error, named, before anything was replayed.
     fmt::print(stderr, "commitlog-kv: {}\n", started.message());

@@ -91,7 +91,10 @@ Status Server::start() {
     }
     flush_cv_.notify_all();
   };
-  CL_RETURN_IF_ERROR(check_input(log_options));
+  if (Status s = check_input(log_options); !s.ok()) {
+    bad_input_ = true;
+    return s;
+  }
   std::unique_ptr<FileLock> lock;
   if (!options_.reference_rocksdb_wal) {
     // Before anything is read: a second server on this --dir must not replay
@@ -103,17 +106,21 @@ Status Server::start() {
   CL_RETURN_IF_ERROR(open_engine());
   if (!options_.reference_rocksdb_wal) {
     CL_RETURN_IF_ERROR(replay());
+    // What was replayed goes to an SST file now, as Cassandra flushes after
+    // its replay: then every segment of the earlier runs is covered.
+    if (startup_.replayed > 0) CL_RETURN_IF_ERROR(engine_->flush());
     auto log = CommitLog::open(log_options, std::move(lock));
     if (!log.ok()) return log.status();
     log_ = std::move(log).value();
     open_log_.store(log_.get());
-    // A flush during the replay could not discard yet.
-    std::optional<Position> pending;
+    // The segments of the earlier runs go (a position below this run's first
+    // segment covers them); an idle run so leaves only its own behind.
+    std::optional<Position> covered;
     {
       std::lock_guard guard(flush_mu_);
-      pending = flushed_;
+      covered = flushed_ ? flushed_ : startup_.checkpoint;
     }
-    if (pending) flushed(*pending);
+    flushed(covered.value_or(Position{}));
     // A round is held open no longer than the policy may delay a write itself.
     max_hold_ = log_->policy_promise().max_added_delay;
   }
@@ -127,17 +134,27 @@ Status Server::start() {
   }
   limits.max_bulk = std::min(max_bulk, limits.max_request);
   env_.reset(new ConnectionEnv{store_, limits, counters_, hooks_, auth_});
-  std::string durability;
+  const std::string password = auth_.required() ? "password required" : "no password";
+  const std::string threads = fmt::format("{} worker thread{}", options_.threads, options_.threads == 1 ? "" : "s");
   if (log_) {
     const MetricsSnapshot metrics = log_->metrics();
-    durability = fmt::format("commit log {} with commitlog_sync {} ({}), commitlog_disk_access_mode {}",
-                             log_dir_, policy_name_, options_.policy_origin, metrics.disk_access_mode);
+    const std::string access_mode =
+        metrics.disk_access_mode_reason.empty()
+            ? metrics.disk_access_mode
+            : fmt::format("{} ({}: {})", metrics.disk_access_mode, metrics.disk_access_mode_setting,
+                          metrics.disk_access_mode_reason);
+    fmt::print(
+        "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {}, "
+        "commitlog_ext_spin_wait {} us, engine rocksdb in {} with its WAL off, the commit log in {}, {})\n",
+        options_.bind, listener_.port(), policy_name_, options_.policy_origin, access_mode, threads,
+        std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count(),
+        engine_dir_, log_dir_, password);
   } else {
-    durability = "reference: RocksDB's own WAL with sync = true, no commit log";
+    fmt::print(
+        "commitlog-kv: listening on {}:{} (reference setting: no commit log, engine rocksdb in {} with "
+        "its own WAL and sync = true, {}, {})\n",
+        options_.bind, listener_.port(), engine_dir_, threads, password);
   }
-  fmt::print("commitlog-kv: listening on {}:{} (engine rocksdb in {}, {}; {} worker thread{}, {})\n",
-             options_.bind, listener_.port(), engine_dir_, durability, options_.threads,
-             options_.threads == 1 ? "" : "s", auth_.required() ? "password required" : "no password");
   std::fflush(stdout);
   return {};
 }

@@ -69,9 +69,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Checks, opens, replays and listens; prints what it did. kInvalidArgument
-  // for bad options, directories or port (nothing was replayed).
+  // Checks, opens, replays and listens; prints what it did.
   [[nodiscard]] Status start();
+  // start() failed on bad options, directories or port, before any replay.
+  bool bad_input() const { return bad_input_; }
   // Serves until SIGINT or SIGTERM (which the caller has blocked in every
   // thread), then stops. Returns the exit code.
   int run();
@@ -116,6 +117,7 @@ class Server {
   std::unique_ptr<ClientRegistry> clients_;
   std::unique_ptr<ConnectionEnv> env_;
   StartupReport startup_;
+  bool bad_input_ = false;
   Listener listener_;
   std::chrono::steady_clock::time_point started_at_;
 

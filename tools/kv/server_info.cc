@@ -126,10 +126,22 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("commitlog_directory", log_dir_);
     auto files = list_segment_files(*options_.log.file_system, log_dir_);
     line("commitlog_segment_files", files.ok() ? files->size() : 0);
+    // The sync thread's own counts (CommitLogStats), then the metrics table.
+    const CommitLogStats st = log_->stats();
+    line("commitlog_segment_size", log_->options().segment_size);
+    line("commitlog_flushes", st.flushes);
+    line("commitlog_seals", st.seals);
+    line("commitlog_flushed_mutations", st.flushed_mutations);
+    line("commitlog_avg_flush_us",
+         fmt::format("{:.1f}", st.flushes ? static_cast<double>(st.flush_nanos) / 1e3 /
+                                                static_cast<double>(st.flushes)
+                                          : 0.0));
+    line("commitlog_spin_wait_us",
+         std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
     for (const MetricField& f : metric_fields()) {
       line(fmt::format("commitlog_{}", f.name), m.*f.value);
     }
-    line("commitlog_durable_position", log_->stats().durable.to_string());
+    line("commitlog_durable_position", st.durable.to_string());
     out += "\r\n";
   }
   if (wanted("keyspace")) {
