@@ -310,7 +310,7 @@ TEST_CASE("kv: a restart replays the log into the table") {
   CHECK(info(c, "persistence").at("kv_startup_replayed_mutations") == "352");
 }
 
-TEST_CASE("kv: RocksDB flushes discard the log, which stays bounded; a restart replays only the rest") {
+TEST_CASE("kv: RocksDB flushes discard the log, which stays bounded, and a restart replays only the rest") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
   // Small segments and a small log limit: the log asks RocksDB to flush.

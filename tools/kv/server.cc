@@ -233,6 +233,7 @@ void Server::flushed(Position checkpoint) {
   if (s.ok()) {
     ++discards_;
     if (!discarded_ || *discarded_ < checkpoint) discarded_ = checkpoint;
+    flush_cv_.notify_all();
   } else if (last_error_ != s.to_string()) {
     last_error_ = s.to_string();
     fmt::print(stderr, "commitlog-kv: discard: {}\n", last_error_);
@@ -304,6 +305,12 @@ int Server::run() {
     code = 1;
   }
   if (log_) {
+    // The listener discards on RocksDB's thread, maybe after Flush() returned.
+    if (auto checkpoint = engine_->checkpoint(); checkpoint.ok() && *checkpoint) {
+      std::unique_lock lock(flush_mu_);
+      flush_cv_.wait_for(lock, std::chrono::seconds(10),
+                         [&] { return discarded_ && *discarded_ >= **checkpoint; });
+    }
     if (Status closed = log_->close(); !closed.ok()) {
       fmt::print(stderr, "commitlog-kv: close: {}\n", closed.to_string());
       code = 1;
