@@ -79,6 +79,7 @@ class Engine {
   const std::string& path() const { return options_.path; }
   bool own_wal() const { return options_.own_wal; }
   uint64_t flushes() const;
+  uint64_t memtable_bytes() const { return options_.memtable_bytes; }
 
  private:
   explicit Engine(EngineOptions options);

@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
   app.add_option("--bind", options.bind, "address to listen on")->capture_default_str();
   app.add_option("--policy", args.policy, "sync policy, overriding the config's commitlog_sync");
   add_memory_option(app, "--memtable-size", &options.memtable_bytes,
-                    "RocksDB's write_buffer_size: a full memtable is flushed to an SST file and "
-                    "the log discarded up to it",
+                    "RocksDB's write_buffer_size (at most a quarter of commitlog_total_space): a "
+                    "full memtable is flushed to an SST file and the log discarded up to it",
                     "64mb");
   app.add_flag("--reference-rocksdb-wal", options.reference_rocksdb_wal,
                "the reference setting for comparisons: no commit log, RocksDB's own WAL with "

@@ -162,7 +162,11 @@ Status Server::start() {
 Status Server::open_engine() {
   EngineOptions o;
   o.path = engine_dir_;
+  // Under a log limit RocksDB flushes by itself at a quarter of it, so that
+  // discards keep pace and the log's requests are the exception.
   o.memtable_bytes = options_.memtable_bytes;
+  if (options_.log.total_space > 0)
+    o.memtable_bytes = std::min<uint64_t>(o.memtable_bytes, std::max<uint64_t>(options_.log.total_space / 4, 64u << 10));
   o.own_wal = options_.reference_rocksdb_wal;
   o.now_ms = [this] { return store_.now_ms(); };
   if (!o.own_wal) o.on_flushed = [this](Position p) { flushed(p); };

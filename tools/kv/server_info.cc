@@ -179,6 +179,7 @@ std::string Server::info_persistence() {
   line("kv_engine", "rocksdb");
   line("kv_engine_dir", engine_dir_);
   line("kv_durability", log_ ? "commitlog" : "rocksdb-wal-sync");
+  line("kv_rocksdb_memtable_limit", engine_->memtable_bytes());
   line("kv_rocksdb_flushes", engine_->flushes());
   line("kv_flush_requests", flush_requests_);
   line("kv_flushed_checkpoint", flushed_ ? flushed_->to_string() : "none");
