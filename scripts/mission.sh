@@ -203,7 +203,7 @@ commas() {
   echo "$n$out"
 }
 show() { printf '  %-13s %s\n' "$1" "$2"; }
-echo "commitlog: a Redis-protocol server on the commit log, killed with kill -9 under load"
+echo "commitlog: a Redis-protocol server on RocksDB with the commit log as its WAL, killed with kill -9 under load"
 echo
 show "engine" "${engine:-?}, its WAL off; the commit log in $dir/data/commitlog is its WAL"
 show "policy" "$policy: $promise"
