@@ -303,14 +303,16 @@ int Server::run() {
   if (flush_thread_.joinable()) flush_thread_.join();
   listener_.stop();
   int code = 0;
-  // Everything in RocksDB's SST files; the listener discards the log.
+  // Everything in RocksDB's SST files; the listener discards the log. Writes
+  // that still arrive stay in the log for the next start.
+  auto checkpoint = engine_->checkpoint();
   if (Status s = engine_->flush(); !s.ok()) {
     fmt::print(stderr, "commitlog-kv: final flush: {}\n", s.to_string());
     code = 1;
   }
   if (log_) {
     // The listener discards on RocksDB's thread, maybe after Flush() returned.
-    if (auto checkpoint = engine_->checkpoint(); checkpoint.ok() && *checkpoint) {
+    if (checkpoint.ok() && *checkpoint && code == 0) {
       std::unique_lock lock(flush_mu_);
       flush_cv_.wait_for(lock, std::chrono::seconds(10),
                          [&] { return discarded_ && *discarded_ >= **checkpoint; });
