@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include "tools/kv/kv_store.h"
+#include "tools/kv/glob.h"
 #include "tools/kv/mutation.h"
 #include "tools/kv/value.h"
 

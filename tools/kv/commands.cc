@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 
 #include "tools/kv/auth.h"
+#include "tools/kv/glob.h"
 #include "tools/kv/resp.h"
 
 namespace commitlog::kv {

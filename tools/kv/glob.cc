@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Redis's glob (stringmatchlen), iterative with one backtrack point for '*'.
-#include "tools/kv/kv_store.h"
+#include "tools/kv/glob.h"
+
+#include <utility>
 
 namespace commitlog::kv {
 namespace {

@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "tools/kv/glob.h"
 #include "tools/kv/mutation.h"
 #include "tools/kv/value.h"
 

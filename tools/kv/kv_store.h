@@ -145,7 +145,4 @@ class KvStore {
   std::atomic<bool> failed_{false};
 };
 
-// Redis's glob: * ? [abc] [^a-z] and \ escapes.
-bool glob_match(std::string_view pattern, std::string_view text);
-
 }  // namespace commitlog::kv
