@@ -19,7 +19,7 @@ packages=(
   libcli11-dev                              # the commitlog CLI's argument parsing
   libfmt-dev                                # formatting of messages and reports
   nlohmann-json3-dev                        # JSON output of the tools
-  librocksdb-dev                            # RocksDB: the peer engine of commitlog-bench
+  librocksdb-dev                            # RocksDB: commitlog-kv's engine, and the peer engine of commitlog-bench
   redis-tools                               # redis-benchmark and redis-cli: the first command's load and checks
 )
 packaging=(
@@ -37,6 +37,7 @@ case "${1:-main}" in
       e2fsprogs                             # mkfs.ext4: the full-disk test's small file system
       lintian                               # the packages' check against Debian policy
       mmdebstrap                            # the clean-machine test's Debian 12 tree
+      python3-redis libhiredis-dev          # commitlog-kv's tests with clients nobody here wrote
     )
     ;;
   *) echo "usage: $0 [main|package|test]" >&2; exit 2 ;;

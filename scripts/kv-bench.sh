@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# redis-benchmark -t set,get against commitlog-kv with each sync policy and,
-# in the same run, against Debian's redis-server with appendonly yes and
-# appendfsync always / everysec. Prints a markdown table of requests per
-# second (and the SET p50 latency) by client count, for docs/performance.md.
+# redis-benchmark -t set,get against commitlog-kv (RocksDB with its WAL off,
+# the commit log as its WAL) with each sync policy and, in the same run,
+# against the same server in its reference setting (--reference-rocksdb-wal:
+# no commit log, RocksDB's own WAL with sync = true) and Debian's
+# redis-server with appendonly yes and appendfsync always. Prints a markdown
+# table of requests per second (and the SET p50 latency) by client count,
+# for docs/performance.md.
 #
 #   scripts/kv-bench.sh [N]        N requests per test at one client [10000]
 #
@@ -13,18 +16,21 @@
 #
 # For each repeat and client count, every server is started in a fresh
 # directory, on its own loopback port, benchmarked, and stopped, one after
-# the other, so that the servers compared are measured seconds apart. Each
-# cell of the table is the median of the repeats. A second table sets the
-# SETs of adaptive, group and Redis `always` side by side round by round,
-# with the better of the two policies over Redis and the fsync phase: the
-# mean flush time of the adaptive server in that cell (its INFO commitlog),
-# since the disk's fdatasync time can change from one minute to the next.
+# the other (alternated rounds), so that the servers compared are measured
+# seconds apart. Each cell of the table is the median of the repeats. A
+# second table sets the SETs of adaptive, the RocksDB-WAL reference and
+# Redis `always` side by side round by round, with adaptive's ratio to each.
 #
 # Environment (defaults in brackets):
 #   KV               [build/bin/commitlog-kv under the repository]
 #   REDIS_SERVER, REDIS_BENCHMARK   [redis-server, redis-benchmark]
 #   CLIENTS          ["1 16 64 256"]
-#   POLICIES         commit-log policies ["batch group adaptive periodic"]
+#   POLICIES         commit-log policies ["adaptive"]
+#   REF_THREADS      --threads of the RocksDB-WAL reference [4: RocksDB's
+#                    group commit joins writers of concurrent threads only]
+#   REDIS_FSYNC      Redis appendfsync settings ["always"]
+#   REF_MAX          most requests per test for the reference, which runs at
+#                    a few hundred SET/s from 16 clients on [8000]
 #   WINDOW_MS        group window in ms (the log's smallest unit for it) [1]
 #   THREADS          commitlog-kv --threads [its default, 1]
 #   REPEAT           runs of each cell; the table shows the median [3]
@@ -43,7 +49,10 @@ kv=${KV:-$root/build/bin/commitlog-kv}
 redis_server=${REDIS_SERVER:-redis-server}
 redis_benchmark=${REDIS_BENCHMARK:-redis-benchmark}
 read -r -a clients <<< "${CLIENTS:-1 16 64 256}"
-read -r -a policies <<< "${POLICIES:-batch group adaptive periodic}"
+read -r -a policies <<< "${POLICIES:-adaptive}"
+read -r -a redis_fsync <<< "${REDIS_FSYNC:-always}"
+ref_threads=${REF_THREADS:-4}
+ref_max=${REF_MAX:-8000}
 window=${WINDOW_MS:-1}
 threads=${THREADS:-}
 repeat=${REPEAT:-3}
@@ -82,7 +91,8 @@ free_port() {
     echo $((20000 + RANDOM % 20000))
 }
 
-# start TARGET DIR: starts the server of TARGET (kv:<policy> or redis:<fsync>)
+# start TARGET DIR: starts the server of TARGET (kv:<policy>, ref:rocksdb-wal
+# or redis:<fsync>)
 # in DIR; sets server_pid and port.
 start() {
   local target=$1 dir=$2
@@ -96,6 +106,10 @@ start() {
         [[ $policy == group ]] && echo "commitlog_sync_group_window: ${window}ms"
       } > "$dir/commitlog.yaml"
       "${server_on[@]}" "$kv" --dir "$dir" --config "$dir/commitlog.yaml" --port "$port" ${threads:+--threads "$threads"} \
+        > "$dir/server.log" 2>&1 &
+      ;;
+    ref:*)
+      "${server_on[@]}" "$kv" --dir "$dir" --reference-rocksdb-wal --port "$port" --threads "$ref_threads" \
         > "$dir/server.log" 2>&1 &
       ;;
     redis:*)
@@ -121,27 +135,27 @@ stop() {
 
 targets=()
 for p in "${policies[@]}"; do targets+=("kv:$p"); done
-targets+=(redis:always redis:everysec)
+targets+=(ref:rocksdb-wal)
+for f in "${redis_fsync[@]}"; do targets+=("redis:$f"); done
 
 declare -A set_rps get_rps set_p50  # space-separated samples
-declare -A round_set flush_us           # one sample per round: [target,c,r]
+declare -A round_set                    # one sample per round: [target,c,r]
 for r in $(seq 1 "$repeat"); do
   for c in "${clients[@]}"; do
     for target in "${targets[@]}"; do
       dir=$work/${target/:/-}-c$c
       start "$target" "$dir"
-      out=$("${client_on[@]}" "$redis_benchmark" -p "$port" -t set,get -n "$(requests "$c")" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
+      reqs=$(requests "$c")
+      [[ $target == ref:* ]] && ((reqs > ref_max)) && reqs=$ref_max
+      out=$("${client_on[@]}" "$redis_benchmark" -p "$port" -t set,get -n "$reqs" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
         grep 'requests per second' || true)
-      f=
-      [[ $target == kv:* ]] &&
-        f=$(redis-cli -p "$port" info commitlog 2> /dev/null | tr -d '\r' | sed -n 's/^commitlog_avg_flush_us://p')
       stop
       s=$(sed -n 's/^SET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
       g=$(sed -n 's/^GET: \([0-9.]*\) requests.*/\1/p' <<< "$out")
       p=$(sed -n 's/^SET: .*p50=\([0-9.]*\) msec.*/\1/p' <<< "$out")
       set_rps[$target,$c]+=" $s" get_rps[$target,$c]+=" $g" set_p50[$target,$c]+=" $p"
-      round_set[$target,$c,$r]=$s flush_us[$target,$c,$r]=$f
-      echo "run $r $target c=$c: SET ${s:-?}/s p50 ${p:-?} ms, GET ${g:-?}/s${f:+, flushes of $f us on average}" >&2
+      round_set[$target,$c,$r]=$s
+      echo "run $r $target c=$c: SET ${s:-?}/s p50 ${p:-?} ms, GET ${g:-?}/s" >&2
       rm -rf "$dir"
     done
   done
@@ -150,7 +164,8 @@ done
 label() {
   case $1 in
     kv:group) echo "commitlog-kv group (${window} ms window)" ;;
-    kv:*) echo "commitlog-kv ${1#kv:}" ;;
+    kv:*) echo "commitlog-kv ${1#kv:} (RocksDB, its WAL off, the commit log)" ;;
+    ref:*) echo "commitlog-kv --reference-rocksdb-wal (RocksDB WAL, sync = true, --threads $ref_threads)" ;;
     redis:*) echo "redis-server appendfsync ${1#redis:}" ;;
   esac
 }
@@ -170,7 +185,7 @@ echo
 ns=()
 for c in "${clients[@]}"; do ns+=("$(requests "$c") at c=$c"); done
 echo "requests per second, median of $repeat runs of redis-benchmark -t set,get -d $value_size" \
-  "-n $(IFS=,; echo "${ns[*]}" | sed 's/,/, /g') (SET p50 latency in ms in brackets, also a median;" \
+  "-n $(IFS=,; echo "${ns[*]}" | sed 's/,/, /g') (the reference at most $ref_max; SET p50 latency in ms in brackets, also a median;" \
   "$( ((pin)) && echo "servers on CPU $((cpus - 1)), redis-benchmark on CPUs 0-$((cpus - 2))" || echo "not pinned"))"
 echo
 echo "$header"
@@ -184,11 +199,11 @@ for target in "${targets[@]}"; do
   echo "$row"
 done
 
-# The round-by-round table, when adaptive, group and Redis `always` all ran.
-if [[ " ${policies[*]} " == *" adaptive "* && " ${policies[*]} " == *" group "* ]]; then
+# The round-by-round table, when adaptive ran.
+if [[ " ${policies[*]} " == *" adaptive "* ]]; then
   echo
-  echo "SET per second, adaptive / group / Redis always, round by round; the better of adaptive and" \
-    "group over Redis; adaptive's mean flush time (the fsync phase)"
+  echo "SET per second round by round: adaptive / RocksDB-WAL reference / Redis always (adaptive's" \
+    "ratio to the reference, to Redis)"
   echo
   header="| round |"
   rule="|---|"
@@ -198,11 +213,11 @@ if [[ " ${policies[*]} " == *" adaptive "* && " ${policies[*]} " == *" group "* 
   for r in $(seq 1 "$repeat"); do
     row="| $r |"
     for c in "${clients[@]}"; do
-      a=${round_set[kv:adaptive,$c,$r]:-0} g=${round_set[kv:group,$c,$r]:-0} x=${round_set[redis:always,$c,$r]:-0}
-      row+=$(awk -v a="$a" -v g="$g" -v x="$x" -v f="${flush_us[kv:adaptive,$c,$r]:-?}" 'BEGIN {
-        best = a > g ? a : g
-        ratio = x > 0 ? sprintf("%.2fx", best / x) : "-"
-        printf " %.0f / %.0f / %.0f (%s, flush %s us) |", a, g, x, ratio, f }')
+      a=${round_set[kv:adaptive,$c,$r]:-0} w=${round_set[ref:rocksdb-wal,$c,$r]:-0} x=${round_set[redis:always,$c,$r]:-0}
+      row+=$(awk -v a="$a" -v w="$w" -v x="$x" 'BEGIN {
+        rw = w > 0 ? sprintf("%.1fx", a / w) : "-"
+        rx = x > 0 ? sprintf("%.2fx", a / x) : "-"
+        printf " %.0f / %.0f / %.0f (%s, %s) |", a, w, x, rw, rx }')
     done
     echo "$row"
   done

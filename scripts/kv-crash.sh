@@ -5,7 +5,7 @@
 # random delay, restart it on the same directory, and check with redis-cli
 # that every SET that was answered +OK reads back its value. Repeat CYCLES
 # times per policy, in one directory per policy (so later cycles replay on
-# top of snapshots and discards of the earlier ones).
+# top of the RocksDB flushes and log discards of the earlier ones).
 #
 #   scripts/kv-crash.sh [CYCLES] [POLICY...]     defaults: 5, batch group adaptive
 #
@@ -27,7 +27,7 @@
 #   WRITERS         concurrent redis-cli writers [8]
 #   MIN_DELAY_MS, MAX_DELAY_MS   kill delay after the load starts [300, 1500]
 #   WINDOW_MS       group window [2]
-#   SNAPSHOT_S      snapshot interval, short so that kills land in snapshots [0.5]
+#   MEMTABLE        RocksDB memtable size, small so that kills land in flushes [256kb]
 #   WORK            working directory [a fresh mktemp -d, removed on success]
 set -euo pipefail
 
@@ -43,7 +43,7 @@ cli=${REDIS_CLI:-redis-cli}
 writers=${WRITERS:-8}
 min_delay=${MIN_DELAY_MS:-300} max_delay=${MAX_DELAY_MS:-1500}
 window=${WINDOW_MS:-2}
-snapshot_s=${SNAPSHOT_S:-0.5}
+memtable=${MEMTABLE:-256kb}
 [[ -x $kv ]] || { echo "$0: $kv is not executable; build it or set KV" >&2; exit 2; }
 command -v "$cli" > /dev/null || { echo "$0: $cli not found (Debian package redis-tools)" >&2; exit 2; }
 work=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/kv-crash.XXXXXX")}
@@ -56,7 +56,7 @@ trap cleanup EXIT
 # start_server DIR CONFIG LOG: starts commitlog-kv on a free port; sets
 # server_pid and port.
 start_server() {
-  "$kv" --dir "$1" --config "$2" --port 0 --snapshot-interval "$snapshot_s" > "$3" 2>&1 &
+  "$kv" --dir "$1" --config "$2" --port 0 --memtable-size "$memtable" > "$3" 2>&1 &
   server_pid=$!
   for _ in $(seq 1 500); do
     port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$3")
@@ -106,9 +106,9 @@ for policy in "${policies[@]}"; do
       lost=$((lost + bad))
     done
     replayed=$(grep -o 'replayed [0-9]* mutations from [0-9]* segments in [0-9.]* ms' "$pdir/restart-$cycle.log" || true)
-    snapshot=$(grep -o 'loaded snapshot [^ ]* ([0-9]* keys' "$pdir/restart-$cycle.log" | sed 's/.*(//' || true)
+    checkpoint=$(grep -o "after RocksDB's checkpoint [^ ]*" "$pdir/restart-$cycle.log" || true)
     echo "$policy cycle $cycle: killed after ${delay} ms; $acked SETs acknowledged, $lost lost;" \
-      "restart: ${snapshot:-no snapshot}, $replayed"
+      "restart: $replayed ${checkpoint}"
     kill -TERM "$server_pid"
     wait "$server_pid" 2> /dev/null || true
     server_pid=

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # What the commit log is for, shown in a few seconds: commitlog-kv (a Redis-
-# protocol server that keeps its table in memory and its writes in the log)
+# protocol server that keeps its data in RocksDB, with RocksDB's WAL off and
+# the commit log as its WAL)
 # runs with conf/commitlog.yaml's policy under a write load, is killed with
 # kill -9 in the middle of it, and restarts by replaying the log; then every
 # SET that had been answered OK is read back. A short report follows.
@@ -20,7 +21,7 @@
 #   data/         the server's directory (its log in data/commitlog)
 #   log-at-kill/  hard links to the segments as the kill left them, but for
 #                 the seal the restart writes where it found the crashed run
-#                 to end (the server discards its own once it snapshots)
+#                 to end (the server discards its own after RocksDB flushes)
 #   *.out         the output of every process started
 # Nothing is deleted, and no process started here outlives the script.
 #
@@ -128,7 +129,8 @@ stop_server() {
 
 # 1. The server, the load, and the checking writers.
 start_server server.out
-policy=$(sed -n 's/.*(commitlog_sync \([^ ]*\) (\([^)]*\)).*/\1 (\2)/p' <<< "$start_line")
+policy=$(sed -n 's/.*commitlog_sync \([^ ]*\) (\([^)]*\)).*/\1 (\2)/p' <<< "$start_line")
+engine=$(sed -n 's/.*engine \([^ ]*\) in \([^ ]*\) .*/\1 in \2/p' <<< "$start_line")
 "$benchmark" -h 127.0.0.1 -p "$port" -t set -l -q -c "$clients" -d 100 -r 1000000 \
   > "$dir/redis-benchmark.out" 2>&1 &
 pids+=($!)
@@ -168,6 +170,7 @@ done
 # and the one each writer had sent without an answer yet.
 start_server server-restart.out
 replayed=$(grep -o 'replayed [0-9]* mutations from [0-9]* segments in [0-9.]* ms' "$dir/server-restart.out" || true)
+checkpoint=$(grep -o "after RocksDB's checkpoint [^ ]*" "$dir/server-restart.out" || true)
 recovered=0 lost=0
 for w in $(seq 1 "$writers"); do
   n=${acked[w]}
@@ -200,13 +203,14 @@ commas() {
   echo "$n$out"
 }
 show() { printf '  %-13s %s\n' "$1" "$2"; }
-echo "commitlog: a Redis-protocol server on the commit log, killed with kill -9 under load"
+echo "commitlog: a Redis-protocol server on RocksDB with the commit log as its WAL, killed with kill -9 under load"
 echo
+show "engine" "${engine:-?}, its WAL off; the commit log in $dir/data/commitlog is its WAL"
 show "policy" "$policy: $promise"
 show "load" "redis-benchmark, $clients connections, 100-byte values: $(commas "${set_per_s:-0}") SET/s"
 show "kill -9" "after $seconds s of that load, beside $writers writers that check every answer"
 show "acknowledged" "$(commas "$total_acked") SETs answered OK to the checking writers"
-show "restart" "${replayed:-no replay line in server-restart.out}"
+show "restart" "${replayed:-no replay line in server-restart.out}${checkpoint:+, $checkpoint}"
 if ((lost == 0)); then
   show "recovered" "$(commas "$recovered") checked SETs read back their value: every acknowledged one, and $in_flight sent but not yet answered at the kill"
 else

@@ -1,29 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
+// The command table, and the connection and server commands.
 #include "tools/kv/commands.h"
 
 #include <algorithm>
 #include <cctype>
-#include <optional>
 
 #include <fmt/core.h>
 
 #include "tools/kv/auth.h"
+#include "tools/kv/glob.h"
 #include "tools/kv/resp.h"
 
 namespace commitlog::kv {
 namespace {
 
-using Args = std::span<const std::string_view>;
-
-// An error of the store as a reply: the message of a refused argument, or
-// the log's failure.
-void store_error(const Status& status, std::string* out) {
-  if (status.code() == ErrorCode::kInvalidArgument) {
-    resp::error(out, "ERR " + status.message());
-  } else {
-    resp::error(out, "ERR commit log: " + status.to_string());
-  }
-}
+using data_commands::Args;
+using data_commands::upper;
 
 void ping(Args args, CommandContext&, std::string* out) {
   if (args.size() > 2) return resp::error(out, "ERR wrong number of arguments for 'ping' command");
@@ -33,76 +25,30 @@ void ping(Args args, CommandContext&, std::string* out) {
 
 void echo(Args args, CommandContext&, std::string* out) { resp::bulk(out, args[1]); }
 
-void set(Args args, CommandContext& c, std::string* out) {
-  if (args.size() != 3) return resp::error(out, "ERR syntax error (SET options are not supported)");
-  Status status = c.store.set(args.subspan(1), c.fence);
-  if (!status.ok()) return store_error(status, out);
-  resp::simple(out, "OK");
-}
-
-void get(Args args, CommandContext& c, std::string* out) {
-  std::optional<std::string> value = c.store.get(args[1], c.fence);
-  if (!value) return resp::nil(out);
-  resp::bulk(out, *value);
-}
-
-void del(Args args, CommandContext& c, std::string* out) {
-  auto removed = c.store.del(args.subspan(1), c.fence);
-  if (!removed.ok()) return store_error(removed.status(), out);
-  resp::integer(out, *removed);
-}
-
-void exists(Args args, CommandContext& c, std::string* out) {
-  resp::integer(out, c.store.exists(args.subspan(1), c.fence));
-}
-
-void incr(Args args, CommandContext& c, std::string* out) {
-  auto value = c.store.incr(args[1], c.fence);
-  if (!value.ok()) return store_error(value.status(), out);
-  resp::integer(out, *value);
-}
-
-void mset(Args args, CommandContext& c, std::string* out) {
-  if (args.size() % 2 != 1)
-    return resp::error(out, "ERR wrong number of arguments for 'mset' command");
-  Status status = c.store.set(args.subspan(1), c.fence);
-  if (!status.ok()) return store_error(status, out);
-  resp::simple(out, "OK");
-}
-
-void mget(Args args, CommandContext& c, std::string* out) {
-  resp::array(out, args.size() - 1);
-  for (std::string_view key : args.subspan(1)) {
-    std::optional<std::string> value = c.store.get(key, c.fence);
-    value ? resp::bulk(out, *value) : resp::nil(out);
-  }
-}
-
-void dbsize(Args, CommandContext& c, std::string* out) {
-  resp::integer(out, static_cast<int64_t>(c.store.size(c.fence)));
-}
-
 void info(Args args, CommandContext& c, std::string* out) {
   std::vector<std::string> lowered;
   for (std::string_view a : args.subspan(1)) {
     std::string s(a);
-    std::transform(s.begin(), s.end(), s.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
     lowered.push_back(std::move(s));
   }
   std::vector<std::string_view> sections(lowered.begin(), lowered.end());
-  resp::bulk(out, c.info ? c.info(sections) : std::string());
+  resp::bulk(out, c.hooks && c.hooks->info ? c.hooks->info(sections) : std::string());
 }
 
-// Auth::admit() has checked the request and done its AUTH. The server
-// speaks RESP2 alone: HELLO 3 gets NOPROTO (as from a Redis without RESP3;
-// clients then go on in RESP2), the rest the server's description, a map
-// sent as RESP2 sends maps, a flat array of keys and values. SETNAME's name
-// is checked and dropped: no command shows it.
+bool valid_name(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char ch) { return ch > ' ' && ch <= '~'; });
+}
+
+// Auth::admit() has checked the request and done its AUTH. RESP2 alone: HELLO
+// 3 gets NOPROTO (as from a Redis without RESP3; clients go on in RESP2).
 void hello(Args args, CommandContext& c, std::string* out) {
   const Hello request = parse_hello(args);
   if (!request.error.empty()) return resp::error(out, request.error);
   if (request.version == 3) return resp::error(out, "NOPROTO unsupported protocol version");
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    if (upper(args[i]) == "SETNAME") c.name = std::string(args[i + 1]);
+  }
   resp::array(out, 14);
   resp::bulk(out, "server");
   resp::bulk(out, "commitlog-kv");
@@ -120,6 +66,73 @@ void hello(Args args, CommandContext& c, std::string* out) {
   resp::array(out, 0);
 }
 
+void client(Args args, CommandContext& c, std::string* out) {
+  const std::string sub = upper(args[1]);
+  if (sub == "SETNAME" && args.size() == 3) {
+    if (!valid_name(args[2])) return resp::error(out, "ERR Client names cannot contain spaces, newlines or special characters.");
+    c.name = std::string(args[2]);
+    return resp::simple(out, "OK");
+  }
+  if (sub == "GETNAME" && args.size() == 2) return c.name.empty() ? resp::nil(out) : resp::bulk(out, c.name);
+  if (sub == "ID" && args.size() == 2) return resp::integer(out, static_cast<int64_t>(c.client_id));
+  if (sub == "SETINFO" && args.size() == 4) {
+    const std::string attr = upper(args[2]);
+    if (attr != "LIB-NAME" && attr != "LIB-VER") return resp::error(out, "ERR Unrecognized option '" + std::string(args[2]) + "'");
+    return resp::simple(out, "OK");
+  }
+  if ((sub == "LIST" || sub == "INFO") && args.size() == 2) {
+    // This connection's line: the server keeps no table of the others' names.
+    std::string line = fmt::format("id={} name={} db=0 resp=2 cmd=client|{}", c.client_id, c.name,
+                                   sub == "LIST" ? "list" : "info");
+    return resp::bulk(out, sub == "LIST" ? line + "\n" : line + "\n");
+  }
+  resp::error(out, "ERR unknown subcommand or wrong number of arguments for 'client|" +
+                       resp::printable(args[1], 32) + "' command");
+}
+
+void select(Args args, CommandContext&, std::string* out) {
+  if (args[1] != "0") return resp::error(out, "ERR DB index is out of range");
+  resp::simple(out, "OK");
+}
+
+void config(Args args, CommandContext& c, std::string* out) {
+  const std::string sub = upper(args[1]);
+  if (sub == "GET" && args.size() >= 3) {
+    std::vector<std::pair<std::string, std::string>> hits;
+    if (c.hooks && c.hooks->config) {
+      for (auto& [name, value] : c.hooks->config()) {
+        for (std::string_view pattern : args.subspan(2)) {
+          std::string lower(pattern);
+          std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+          if (glob_match(lower, name)) {
+            hits.emplace_back(name, value);
+            break;
+          }
+        }
+      }
+    }
+    resp::array(out, hits.size() * 2);
+    for (const auto& [name, value] : hits) {
+      resp::bulk(out, name);
+      resp::bulk(out, value);
+    }
+    return;
+  }
+  if (sub == "RESETSTAT" && args.size() == 2) return resp::simple(out, "OK");
+  resp::error(out, "ERR CONFIG " + resp::printable(args[1], 32) + " is not supported; CONFIG GET is");
+}
+
+void shutdown(Args args, CommandContext& c, std::string* out) {
+  for (std::string_view a : args.subspan(1)) {
+    const std::string opt = upper(a);
+    if (opt != "NOSAVE" && opt != "SAVE" && opt != "NOW" && opt != "FORCE") return resp::error(out, "ERR syntax error");
+  }
+  if (!c.hooks || !c.hooks->shutdown) return resp::error(out, "ERR SHUTDOWN is not available here");
+  // As with Redis, no reply: the connection closes while the server stops.
+  c.hooks->shutdown();
+  c.quit = true;
+}
+
 void quit(Args, CommandContext& c, std::string* out) {
   c.quit = true;
   resp::simple(out, "OK");
@@ -131,19 +144,52 @@ struct Command {
   void (*run)(Args, CommandContext&, std::string*);
 };
 
+void command(Args args, CommandContext& c, std::string* out);
+
+namespace d = data_commands;
 constexpr Command kCommands[] = {
-    {"PING", -1, ping}, {"ECHO", 2, echo},      {"SET", -3, set},   {"GET", 2, get},
-    {"DEL", -2, del},   {"EXISTS", -2, exists}, {"INCR", 2, incr},  {"MSET", -3, mset},
-    {"MGET", -2, mget}, {"DBSIZE", 1, dbsize},  {"INFO", -1, info}, {"QUIT", -1, quit},
-    {"HELLO", -1, hello},
+    {"PING", -1, ping},        {"ECHO", 2, echo},           {"SET", -3, d::set},
+    {"GET", 2, d::get},        {"GETDEL", 2, d::getdel},    {"MGET", -2, d::mget},
+    {"MSET", -3, d::mset},     {"DEL", -2, d::del},         {"UNLINK", -2, d::del},
+    {"EXISTS", -2, d::exists}, {"INCR", 2, d::incr},        {"INCRBY", 3, d::incr},
+    {"DECR", 2, d::incr},      {"DECRBY", 3, d::incr},      {"APPEND", 3, d::append},
+    {"STRLEN", 2, d::strlen},  {"EXPIRE", -3, d::expire},   {"PEXPIRE", -3, d::expire},
+    {"EXPIREAT", -3, d::expire}, {"PEXPIREAT", -3, d::expire}, {"TTL", 2, d::ttl},
+    {"PTTL", 2, d::ttl},       {"PERSIST", 2, d::persist},  {"TYPE", 2, d::type},
+    {"SCAN", -2, d::scan},     {"KEYS", 2, d::keys},        {"DBSIZE", 1, d::dbsize},
+    {"FLUSHALL", -1, d::flushall}, {"FLUSHDB", -1, d::flushall}, {"SELECT", 2, select},
+    {"HELLO", -1, hello},      {"CLIENT", -2, client},      {"COMMAND", -1, command},
+    {"CONFIG", -2, config},    {"INFO", -1, info},          {"SHUTDOWN", -1, shutdown},
+    {"WAITAOF", 4, d::waitaof}, {"QUIT", -1, quit},
 };
 
+// COMMAND: the table as Redis describes it (name, arity, flags, first key,
+// last key, step); COUNT its size; DOCS an empty map (no docs kept).
+void command(Args args, CommandContext&, std::string* out) {
+  const std::string sub = args.size() > 1 ? upper(args[1]) : std::string();
+  if (sub == "COUNT") return resp::integer(out, static_cast<int64_t>(std::size(kCommands)));
+  if (sub == "DOCS") return resp::array(out, 0);
+  if (!sub.empty()) return resp::error(out, "ERR COMMAND " + resp::printable(args[1], 32) + " is not supported");
+  resp::array(out, std::size(kCommands));
+  for (const Command& cmd : kCommands) {
+    std::string lower(cmd.name);
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    resp::array(out, 6);
+    resp::bulk(out, lower);
+    resp::integer(out, cmd.arity);
+    resp::array(out, 0);
+    resp::integer(out, 0);
+    resp::integer(out, 0);
+    resp::integer(out, 0);
+  }
+}
+
 const Command* find(std::string_view name) {
-  if (name.size() > 8) return nullptr;
-  char upper[8];
+  if (name.size() > 9) return nullptr;
+  char up[9];
   for (size_t i = 0; i < name.size(); ++i)
-    upper[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
-  const std::string_view key(upper, name.size());
+    up[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
+  const std::string_view key(up, name.size());
   for (const Command& c : kCommands) {
     if (c.name == key) return &c;
   }

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The commands the server understands, executed against the KvStore:
-//   PING [message]   ECHO message   SET key value   GET key   DEL key...
-//   EXISTS key...    INCR key       MSET key value...   MGET key...
-//   DBSIZE           INFO [section...]   QUIT
-//   HELLO [2 [AUTH user password] [SETNAME name]]   (RESP2 only: HELLO 3 gets -NOPROTO)
-// Anything else gets "-ERR unknown command", a wrong argument count
-// "-ERR wrong number of arguments"; the connection stays open.
+// The commands the server understands (docs/kv.md lists them), executed
+// against the KvStore; what belongs to the server (INFO, CONFIG, SHUTDOWN)
+// through ServerHooks. RESP2 only: HELLO 3 gets -NOPROTO. Anything else gets
+// "-ERR unknown command", a wrong argument count "-ERR wrong number of
+// arguments"; the connection stays open.
 //
 // Thread-safety: execute() from any fiber; the context is the connection's.
 #pragma once
@@ -14,21 +12,60 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tools/kv/kv_store.h"
 
 namespace commitlog::kv {
 
-struct CommandContext {
-  KvStore& store;
+struct ServerHooks {
   // The text of INFO for the requested sections (lower case; empty: default).
   std::function<std::string(std::span<const std::string_view> sections)> info;
-  DurableFence fence;  // what the replies so far wait for
-  bool quit = false;   // QUIT: close after sending the replies
-  uint64_t client_id = 0;  // the connection's number, for HELLO
+  // Every setting CONFIG GET knows, name and value.
+  std::function<std::vector<std::pair<std::string, std::string>>()> config;
+  // SHUTDOWN: stop the server as SIGTERM does.
+  std::function<void()> shutdown;
+};
+
+struct CommandContext {
+  KvStore& store;
+  const ServerHooks* hooks = nullptr;  // may be null (tests)
+  DurableFence fence;      // what the replies so far wait for
+  bool quit = false;       // QUIT: close after sending the replies
+  uint64_t client_id = 0;  // the connection's number (HELLO, CLIENT ID)
+  std::string name;        // CLIENT SETNAME
 };
 
 // Executes one request and appends its reply to `out`. `args` is not empty.
 void execute(std::span<const std::string_view> args, CommandContext& context, std::string* out);
+
+// The handlers of the data commands (commands_data.cc); args[0] is the name.
+namespace data_commands {
+using Args = std::span<const std::string_view>;
+void set(Args, CommandContext&, std::string*);
+void get(Args, CommandContext&, std::string*);
+void getdel(Args, CommandContext&, std::string*);
+void mget(Args, CommandContext&, std::string*);
+void mset(Args, CommandContext&, std::string*);
+void del(Args, CommandContext&, std::string*);
+void exists(Args, CommandContext&, std::string*);
+void incr(Args, CommandContext&, std::string*);  // INCR INCRBY DECR DECRBY
+void append(Args, CommandContext&, std::string*);
+void strlen(Args, CommandContext&, std::string*);
+void expire(Args, CommandContext&, std::string*);  // EXPIRE PEXPIRE EXPIREAT PEXPIREAT
+void ttl(Args, CommandContext&, std::string*);     // TTL PTTL
+void persist(Args, CommandContext&, std::string*);
+void type(Args, CommandContext&, std::string*);
+void scan(Args, CommandContext&, std::string*);
+void keys(Args, CommandContext&, std::string*);
+void dbsize(Args, CommandContext&, std::string*);
+void flushall(Args, CommandContext&, std::string*);  // FLUSHALL FLUSHDB
+void waitaof(Args, CommandContext&, std::string*);
+// An error of the store as a reply.
+void store_error(const Status& status, std::string* out);
+// Redis's upper-cased name of args[0].
+std::string upper(std::string_view s);
+}  // namespace data_commands
 
 }  // namespace commitlog::kv

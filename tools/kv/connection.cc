@@ -26,7 +26,7 @@ class Connection {
         client_(std::move(client)),
         env_(env),
         worker_(worker),
-        context_{env.store, env.info, {}, false, next_client_id.fetch_add(1) + 1} {}
+        context_{env.store, &env.hooks, {}, false, next_client_id.fetch_add(1) + 1, {}} {}
 
   void run() {
     if (!socket_.status().ok()) return;
@@ -107,8 +107,8 @@ class Connection {
   // must close (log failure, or the client is gone).
   bool flush() {
     bool ok = true;
-    if (context_.fence.position()) {
-      Status durable = worker_.durability.wait(*context_.fence.position(), released_by_);
+    if (context_.fence.position() && worker_.durability != nullptr) {
+      Status durable = worker_.durability->wait(*context_.fence.position(), released_by_);
       context_.fence.clear();
       if (!durable.ok()) {
         env_.counters.durability_failures.fetch_add(1, std::memory_order_relaxed);

@@ -33,6 +33,7 @@
 
 #include "tools/kv/auth.h"
 #include "tools/kv/client_limits.h"
+#include "tools/kv/commands.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/kv_store.h"
@@ -52,14 +53,14 @@ struct ConnectionEnv {
   KvStore& store;
   resp::Limits limits;
   ServerCounters& counters;
-  std::function<std::string(std::span<const std::string_view> sections)> info;
+  const ServerHooks& hooks;
   const Auth& auth;
 };
 
 // What one worker thread gives the connections it serves; theirs alone.
 struct Worker {
   EpollScheduler& scheduler;
-  ThreadDurability& durability;
+  ThreadDurability* durability;  // null without a log (the reference mode)
 };
 
 // Serves the accepted socket `fd`, admitted as `client`, until the client

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/kv/kv_store.h"
 
-#include <bit>
 #include <charconv>
-#include <mutex>
 
+#include "tools/kv/glob.h"
 #include "tools/kv/mutation.h"
+#include "tools/kv/value.h"
 
 namespace commitlog::kv {
 namespace {
@@ -18,210 +18,275 @@ std::optional<int64_t> parse_int64(std::string_view s) {
   return value;
 }
 
-template <typename F>
-void for_each_shard(uint64_t mask, F&& f) {
-  while (mask != 0) {
-    f(static_cast<size_t>(std::countr_zero(mask)));
-    mask &= mask - 1;
-  }
+// SCAN cursors remembered at once; the oldest is forgotten first.
+constexpr size_t kMaxCursors = 4096;
+
+EngineWrite put(std::string_view key, std::string value) {
+  return {EngineWrite::Kind::kPut, std::string(key), std::move(value)};
 }
 
 }  // namespace
 
-size_t KvStore::shard_of(std::string_view key) {
-  // A different mix than the maps' own hash, so one shard's keys still spread.
-  return static_cast<size_t>((std::hash<std::string_view>{}(key)*0x9E3779B97F4A7C15ull) >> 58) %
-         kShards;
+void KvStore::read_fence(DurableFence& fence) {
+  std::lock_guard lock(last_mu_);
+  if (last_write_) fence.need(*last_write_);
 }
 
-void KvStore::lock(ShardMask mask) {
-  for_each_shard(mask, [&](size_t i) { shards_[i].mu.lock(); });
-}
-
-void KvStore::unlock(ShardMask mask) {
-  for_each_shard(mask, [&](size_t i) { shards_[i].mu.unlock(); });
-}
-
-Result<Position> KvStore::append(std::string_view payload, ShardMask mask, DurableFence& fence) {
-  if (log_ == nullptr) return Status::closed("the commit log is not open");
-  const AppendWait wait = wait_later_ ? AppendWait::kNothing : AppendWait::kPolicy;
-  auto appended = log_->append(kDataTable, payload, {.wait = wait});
-  if (!appended.ok()) return appended.status();
-  if (wait_later_) {
-    for_each_shard(mask, [&](size_t i) { shards_[i].last_write = *appended; });
-    fence.need(*appended);
-  }
-  return appended;
-}
-
-void KvStore::read_fence(const Shard& shard, DurableFence& fence) const {
-  if (shard.last_write) fence.need(*shard.last_write);
-}
-
-void KvStore::put(Shard& shard, std::string_view key, std::string_view value) {
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) {
-    shard.map.emplace(std::string(key), std::string(value));
-    bytes_.fetch_add(key.size() + value.size(), std::memory_order_relaxed);
-  } else {
-    bytes_.fetch_add(value.size() - it->second.size(),
-                     std::memory_order_relaxed);  // wraps as intended
-    it->second.assign(value);
-  }
-}
-
-bool KvStore::erase(Shard& shard, std::string_view key) {
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return false;
-  bytes_.fetch_sub(it->first.size() + it->second.size(), std::memory_order_relaxed);
-  shard.map.erase(it);
-  return true;
-}
-
-Status KvStore::set(std::span<const std::string_view> keys_and_values, DurableFence& fence) {
-  ShardMask mask = 0;
-  for (size_t i = 0; i + 1 < keys_and_values.size(); i += 2)
-    mask |= ShardMask{1} << shard_of(keys_and_values[i]);
-  std::string payload;
-  encode_set(keys_and_values, &payload);
-  lock(mask);
-  auto appended = append(payload, mask, fence);
-  if (appended.ok()) {
-    for (size_t i = 0; i + 1 < keys_and_values.size(); i += 2) {
-      put(shards_[shard_of(keys_and_values[i])], keys_and_values[i], keys_and_values[i + 1]);
-    }
-    writes_.fetch_add(1, std::memory_order_relaxed);
-  }
-  unlock(mask);
-  return appended.status();
-}
-
-Result<int64_t> KvStore::del(std::span<const std::string_view> keys, DurableFence& fence) {
-  ShardMask mask = 0;
-  for (std::string_view key : keys) mask |= ShardMask{1} << shard_of(key);
-  lock(mask);
-  // The keys DEL removes, in order; a key named twice counts once.
-  std::vector<std::string_view> present;
-  for (std::string_view key : keys) {
-    const Shard& shard = shards_[shard_of(key)];
-    if (!shard.map.contains(key)) continue;
-    bool seen = false;
-    for (std::string_view p : present) seen = seen || p == key;
-    if (!seen) present.push_back(key);
-  }
-  Status status;
-  if (present.empty()) {
-    for_each_shard(mask, [&](size_t i) { read_fence(shards_[i], fence); });
-  } else {
+Status KvStore::commit(std::span<const EngineWrite> writes, DurableFence& fence) {
+  if (engine_ == nullptr) return Status::closed("the store is not open");
+  std::optional<Position> at;
+  if (log_ != nullptr) {
     std::string payload;
-    encode_delete(present, &payload);
-    auto appended = append(payload, mask, fence);
-    status = appended.status();
-    if (appended.ok()) {
-      for (std::string_view key : present) erase(shards_[shard_of(key)], key);
-      writes_.fetch_add(1, std::memory_order_relaxed);
+    encode_writes(writes, &payload);
+    const AppendWait wait = wait_later_ ? AppendWait::kNothing : AppendWait::kPolicy;
+    auto appended = log_->append(kDataTable, payload, {.wait = wait});
+    if (!appended.ok()) {
+      if (appended.status().code() != ErrorCode::kInvalidArgument) failed_.store(true);
+      return appended.status();
     }
-    // A shard whose keys were all absent still answered a read.
-    for_each_shard(mask, [&](size_t i) { read_fence(shards_[i], fence); });
+    at = *appended;
+    if (wait_later_) {
+      // Before the apply: a read that sees the value also sees this.
+      std::lock_guard lock(last_mu_);
+      last_write_ = at;
+    }
   }
-  unlock(mask);
-  if (!status.ok()) return status;
-  return static_cast<int64_t>(present.size());
-}
-
-Result<int64_t> KvStore::incr(std::string_view key, DurableFence& fence) {
-  const size_t index = shard_of(key);
-  Shard& shard = shards_[index];
-  std::lock_guard lock(shard.mu);
-  int64_t value = 0;
-  if (auto it = shard.map.find(key); it != shard.map.end()) {
-    auto parsed = parse_int64(it->second);
-    if (!parsed) return Status::invalid_argument("value is not an integer or out of range");
-    value = *parsed;
+  if (Status applied = engine_->apply(writes, at); !applied.ok()) {
+    failed_.store(true);
+    return applied;
   }
-  if (__builtin_add_overflow(value, 1, &value)) {
-    return Status::invalid_argument("increment or decrement would overflow");
-  }
-  const std::string text = std::to_string(value);
-  const std::string_view pair[2] = {key, text};
-  std::string payload;
-  encode_set(pair, &payload);
-  auto appended = append(payload, ShardMask{1} << index, fence);
-  if (!appended.ok()) return appended.status();
-  put(shard, key, text);
+  if (wait_later_) fence.need(*at);
   writes_.fetch_add(1, std::memory_order_relaxed);
-  return value;
-}
-
-std::optional<std::string> KvStore::get(std::string_view key, DurableFence& fence) {
-  Shard& shard = shards_[shard_of(key)];
-  std::lock_guard lock(shard.mu);
-  read_fence(shard, fence);
-  auto it = shard.map.find(key);
-  if (it == shard.map.end()) return std::nullopt;
-  return it->second;
-}
-
-int64_t KvStore::exists(std::span<const std::string_view> keys, DurableFence& fence) {
-  int64_t count = 0;
-  for (std::string_view key : keys) {
-    Shard& shard = shards_[shard_of(key)];
-    std::lock_guard lock(shard.mu);
-    read_fence(shard, fence);
-    count += shard.map.contains(key) ? 1 : 0;
-  }
-  return count;
-}
-
-size_t KvStore::size(DurableFence& fence) {
-  size_t total = 0;
-  for (Shard& shard : shards_) {
-    std::lock_guard lock(shard.mu);
-    read_fence(shard, fence);
-    total += shard.map.size();
-  }
-  return total;
-}
-
-void KvStore::load(std::string_view key, std::string_view value) {
-  put(shards_[shard_of(key)], key, value);
-}
-
-Status KvStore::apply_replayed(std::span<const std::byte> payload) {
-  DecodedMutation m;
-  CL_RETURN_IF_ERROR(decode(payload, &m));
-  switch (m.op) {
-    case Op::kSet:
-      for (size_t i = 0; i + 1 < m.strings.size(); i += 2) {
-        put(shards_[shard_of(m.strings[i])], m.strings[i], m.strings[i + 1]);
-      }
-      break;
-    case Op::kDelete:
-      for (std::string_view key : m.strings) erase(shards_[shard_of(key)], key);
-      break;
-    case Op::kSnapshotMarker: break;
-  }
   return {};
 }
 
-Result<TableImage> KvStore::capture(uint64_t number) {
-  const ShardMask all = ~ShardMask{0} >> (64 - kShards);
-  std::string payload;
-  encode_marker(number, &payload);
-  lock(all);
-  DurableFence unused;  // the snapshotter syncs the log itself
-  auto marker = append(payload, 0, unused);
-  if (!marker.ok()) {
-    unlock(all);
-    return marker.status();
+Result<std::optional<std::string>> KvStore::live(std::string_view key, bool locked) {
+  if (engine_ == nullptr) return Status::closed("the store is not open");
+  auto stored = engine_->get(key);
+  if (!stored.ok() || !*stored) return stored;
+  auto value = decode_value(**stored);
+  if (!value) return Status::corruption("a stored value shorter than its header");
+  if (!value->expired(now_ms_())) return stored;
+  if (locked) {
+    const EngineWrite gone{EngineWrite::Kind::kDelete, std::string(key), {}};
+    CL_RETURN_IF_ERROR(engine_->apply(std::span(&gone, 1), std::nullopt));
+  } else {
+    std::lock_guard lock(mu_);
+    (void)live(key, true);  // removal is best effort: the key stays expired either way
   }
-  TableImage image;
-  image.position = *marker;
-  for (Shard& shard : shards_) {
-    for (const auto& [key, value] : shard.map) image.entries.emplace_back(key, value);
-    shard.mu.unlock();
+  return std::optional<std::string>();
+}
+
+Result<SetResult> KvStore::set(std::string_view key, std::string_view value,
+                               const SetOptions& options, DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  SetResult result;
+  std::optional<std::string> old;
+  if (options.when != SetOptions::When::kAlways || options.get || options.keep_ttl) {
+    auto current = live(key, true);
+    if (!current.ok()) return current.status();
+    old = std::move(current).value();
   }
-  return image;
+  if (options.get && old) result.old = std::string(decode_value(*old)->data);
+  const bool present = old.has_value();
+  if ((options.when == SetOptions::When::kIfAbsent && present) ||
+      (options.when == SetOptions::When::kIfPresent && !present)) {
+    read_fence(fence);
+    return result;
+  }
+  int64_t expiry = options.expire_at_ms.value_or(0);
+  if (options.keep_ttl && old) expiry = decode_value(*old)->expire_at_ms;
+  const EngineWrite w = put(key, encode_value(expiry, value));
+  CL_RETURN_IF_ERROR(commit(std::span(&w, 1), fence));
+  result.written = true;
+  return result;
+}
+
+Status KvStore::mset(std::span<const std::string_view> keys_and_values, DurableFence& fence) {
+  std::vector<EngineWrite> writes;
+  for (size_t i = 0; i + 1 < keys_and_values.size(); i += 2)
+    writes.push_back(put(keys_and_values[i], encode_value(0, keys_and_values[i + 1])));
+  std::lock_guard lock(mu_);
+  return commit(writes, fence);
+}
+
+Result<int64_t> KvStore::del(std::span<const std::string_view> keys, DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  std::vector<EngineWrite> writes;
+  for (std::string_view key : keys) {
+    bool seen = false;
+    for (const EngineWrite& w : writes) seen = seen || w.key == key;
+    if (seen) continue;
+    auto current = live(key, true);
+    if (!current.ok()) return current.status();
+    if (*current) writes.push_back({EngineWrite::Kind::kDelete, std::string(key), {}});
+  }
+  if (writes.empty()) {
+    read_fence(fence);
+    return int64_t{0};
+  }
+  CL_RETURN_IF_ERROR(commit(writes, fence));
+  return static_cast<int64_t>(writes.size());
+}
+
+Result<std::optional<std::string>> KvStore::getdel(std::string_view key, DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  auto current = live(key, true);
+  if (!current.ok() || !*current) {
+    read_fence(fence);
+    return current;
+  }
+  const EngineWrite w{EngineWrite::Kind::kDelete, std::string(key), {}};
+  CL_RETURN_IF_ERROR(commit(std::span(&w, 1), fence));
+  return std::optional<std::string>(std::string(decode_value(**current)->data));
+}
+
+Result<int64_t> KvStore::incr_by(std::string_view key, int64_t delta, DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  auto current = live(key, true);
+  if (!current.ok()) return current.status();
+  int64_t value = 0;
+  int64_t expiry = 0;
+  if (*current) {
+    const StoredValue v = *decode_value(**current);
+    auto parsed = parse_int64(v.data);
+    if (!parsed) return Status::invalid_argument("value is not an integer or out of range");
+    value = *parsed;
+    expiry = v.expire_at_ms;
+  }
+  if (__builtin_add_overflow(value, delta, &value))
+    return Status::invalid_argument("increment or decrement would overflow");
+  const EngineWrite w = put(key, encode_value(expiry, std::to_string(value)));
+  CL_RETURN_IF_ERROR(commit(std::span(&w, 1), fence));
+  return value;
+}
+
+Result<int64_t> KvStore::append(std::string_view key, std::string_view value, DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  auto current = live(key, true);
+  if (!current.ok()) return current.status();
+  std::string stored = *current ? std::move(**current) : encode_value(0, {});
+  stored.append(value);
+  const auto length = static_cast<int64_t>(stored.size() - 8);
+  const EngineWrite w = put(key, std::move(stored));
+  CL_RETURN_IF_ERROR(commit(std::span(&w, 1), fence));
+  return length;
+}
+
+Result<bool> KvStore::expire_at(std::string_view key, std::optional<int64_t> at_ms,
+                                DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  auto current = live(key, true);
+  if (!current.ok()) return current.status();
+  if (!*current) {
+    read_fence(fence);
+    return false;
+  }
+  const StoredValue v = *decode_value(**current);
+  if (!at_ms && v.expire_at_ms == 0) {
+    read_fence(fence);
+    return false;
+  }
+  // An expiry in the past deletes the key, as in Redis.
+  EngineWrite w = put(key, encode_value(at_ms.value_or(0), v.data));
+  if (at_ms && *at_ms <= now_ms_()) w = {EngineWrite::Kind::kDelete, std::string(key), {}};
+  CL_RETURN_IF_ERROR(commit(std::span(&w, 1), fence));
+  return true;
+}
+
+Status KvStore::flushall(DurableFence& fence) {
+  std::lock_guard lock(mu_);
+  const EngineWrite w{EngineWrite::Kind::kClear, {}, {}};
+  return commit(std::span(&w, 1), fence);
+}
+
+Result<std::optional<std::string>> KvStore::get(std::string_view key, DurableFence& fence) {
+  auto current = live(key, false);
+  read_fence(fence);
+  if (!current.ok() || !*current) return current;
+  return std::optional<std::string>(std::string(decode_value(**current)->data));
+}
+
+Result<int64_t> KvStore::pttl(std::string_view key, DurableFence& fence) {
+  auto current = live(key, false);
+  read_fence(fence);
+  if (!current.ok()) return current.status();
+  if (!*current) return int64_t{-2};
+  const StoredValue v = *decode_value(**current);
+  if (v.expire_at_ms == 0) return int64_t{-1};
+  return std::max<int64_t>(0, v.expire_at_ms - now_ms_());
+}
+
+Result<int64_t> KvStore::exists(std::span<const std::string_view> keys, DurableFence& fence) {
+  int64_t count = 0;
+  for (std::string_view key : keys) {
+    auto current = live(key, false);
+    if (!current.ok()) return current.status();
+    count += *current ? 1 : 0;
+  }
+  read_fence(fence);
+  return count;
+}
+
+Result<uint64_t> KvStore::scan(uint64_t cursor, std::string_view pattern, uint64_t count,
+                               std::vector<std::string>* keys, DurableFence& fence) {
+  std::string after;
+  if (cursor != 0) {
+    std::lock_guard lock(cursor_mu_);
+    auto it = cursors_.find(cursor);
+    if (it == cursors_.end()) return Status::invalid_argument("invalid cursor");
+    after = it->second;
+  }
+  read_fence(fence);
+  const int64_t now = now_ms_();
+  uint64_t visited = 0;
+  std::string last;
+  bool more = false;
+  Status status = engine_->scan(after, [&](std::string_view key, std::string_view stored) {
+    if (visited == count) {
+      more = true;
+      return false;
+    }
+    ++visited;
+    last.assign(key);
+    auto v = decode_value(stored);
+    if (v && !v->expired(now) && (pattern.empty() || glob_match(pattern, key)))
+      keys->emplace_back(key);
+    return true;
+  });
+  CL_RETURN_IF_ERROR(status);
+  if (!more) return uint64_t{0};
+  std::lock_guard lock(cursor_mu_);
+  if (cursors_.size() >= kMaxCursors) cursors_.erase(cursors_.begin());
+  const uint64_t next = next_cursor_++;
+  cursors_.emplace(next, std::move(last));
+  return next;
+}
+
+Result<uint64_t> KvStore::size(DurableFence& fence) {
+  read_fence(fence);
+  uint64_t n = 0;
+  const int64_t now = now_ms_();
+  CL_RETURN_IF_ERROR(engine_->scan({}, [&](std::string_view, std::string_view stored) {
+    auto v = decode_value(stored);
+    n += v && !v->expired(now) ? 1 : 0;
+    return true;
+  }));
+  return n;
+}
+
+Status KvStore::durable_all(DurableFence& fence) {
+  if (wait_later_) {
+    read_fence(fence);
+    return {};
+  }
+  return log_ != nullptr ? log_->sync() : Status{};
+}
+
+Status KvStore::apply_replayed(std::span<const std::byte> payload, Position position) {
+  std::vector<EngineWrite> writes;
+  CL_RETURN_IF_ERROR(decode(payload, &writes));
+  return engine_->apply(writes, position);
 }
 
 }  // namespace commitlog::kv

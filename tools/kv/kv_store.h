@@ -1,44 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
-// The key-value table: an in-memory map fed by the commit log.
+// The key-value table: RocksDB (engine.h) behind the commit log.
 //
-// Ordering. The table is split into kShards shards by key hash, each with a
-// fiber mutex. A write locks the shards of its keys (in index order), appends
-// its mutation to the log, applies it to the map and unlocks. So the writes
-// to one key reach the map in the order of their log positions, and a replay
-// in log order rebuilds the same map. INCR reads and writes under the lock,
-// so concurrent increments never read the same value.
+// A write command reads what it needs, computes the result, appends it to
+// the log as one mutation (mutation.h: results, never operations), and
+// applies it to RocksDB in one WriteBatch with the mutation's position as the
+// checkpoint. One fiber mutex orders the writes: each appends and applies
+// before the next reads, so a read-modify-write (INCR, SET NX) sees every
+// earlier write, RocksDB receives the mutations in log order, and the
+// checkpoint only grows.
 //
 // Durability. Under a policy that acknowledges only durable writes (batch,
-// group, adaptive: PolicyPromise), the append does not wait under the lock
-// (AppendWait::kNothing): a lock held through a flush would let only one
-// write per flush reach a hot key. The write records in a DurableFence the
-// position its acknowledgement needs, and every read records its shard's
-// newest such write (last_write; waiting for it costs nothing once it is
-// durable). The connection waits for its fence before it sends the replies:
-// nothing it answers -- an +OK, a value, a "no such key" after a DEL -- can
-// be lost by a crash afterwards. Under periodic the append follows the
-// policy (its lag_block back-pressure included) and nothing waits: writes
-// are acknowledged before they are durable, as the policy says.
+// group, adaptive: PolicyPromise), the append does not wait under the mutex
+// (AppendWait::kNothing): the write records in its DurableFence the position
+// its acknowledgement needs, and every read records the newest such write
+// (waiting for it costs nothing once it is durable). The connection waits
+// for its fence before it sends the replies. Under periodic the append
+// follows the policy and nothing waits. Without a log (the reference mode)
+// RocksDB's own WAL with sync = true makes each write durable in apply().
 //
-// Thread-safety: every member may be called from any fiber or thread, except
-// load() and apply_replayed(), which run before serving starts.
+// Expiry: values carry their expiry (value.h); an expired key is never
+// returned, is deleted by the next read that meets it (from RocksDB only:
+// replaying the put again is harmless, it stays expired) and by the
+// compaction filter.
+//
+// Thread-safety: every member from any fiber or thread, except
+// apply_replayed(), which runs before serving starts.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include <boost/fiber/mutex.hpp>
 
 #include "commitlog/commit_log.h"
+#include "tools/kv/engine.h"
 
 namespace commitlog::kv {
 
@@ -55,85 +58,91 @@ class DurableFence {
   std::optional<Position> position_;
 };
 
-// The table as of a snapshot marker: every mutation before `position` and
-// none after it.
-struct TableImage {
-  Position position;
-  std::vector<std::pair<std::string, std::string>> entries;
+struct SetOptions {
+  enum class When : uint8_t { kAlways, kIfAbsent, kIfPresent } when = When::kAlways;  // NX, XX
+  bool get = false;                      // GET: reply with the old value
+  std::optional<int64_t> expire_at_ms;   // EX/PX/EXAT/PXAT
+  bool keep_ttl = false;                 // KEEPTTL
+};
+
+struct SetResult {
+  bool written = false;
+  std::optional<std::string> old;  // with SetOptions::get
 };
 
 class KvStore {
  public:
-  static constexpr size_t kShards = 64;
-
-  KvStore() = default;
+  // `now_ms`: the wall clock, in ms since the epoch.
+  explicit KvStore(std::function<int64_t()> now_ms) : now_ms_(std::move(now_ms)) {}
   KvStore(const KvStore&) = delete;
   KvStore& operator=(const KvStore&) = delete;
 
-  // The log that writes go to. Set before serving.
-  void attach(CommitLog* log) {
+  // Set before serving. `log` may be null: the reference mode.
+  void attach(Engine* engine, CommitLog* log) {
+    engine_ = engine;
     log_ = log;
-    wait_later_ = log->policy_promise().acknowledges_durable;
+    wait_later_ = log != nullptr && log->policy_promise().acknowledges_durable;
   }
 
-  // Writes. An error is the log's (refused, closed, failed): nothing changed.
-  // `keys_and_values` alternates key, value; later pairs win.
-  [[nodiscard]] Status set(std::span<const std::string_view> keys_and_values, DurableFence& fence);
-  // How many of `keys` existed.
+  // Writes. An error is the log's or RocksDB's; kInvalidArgument a refused
+  // argument (nothing changed).
+  [[nodiscard]] Result<SetResult> set(std::string_view key, std::string_view value,
+                                      const SetOptions& options, DurableFence& fence);
+  [[nodiscard]] Status mset(std::span<const std::string_view> keys_and_values, DurableFence& fence);
   [[nodiscard]] Result<int64_t> del(std::span<const std::string_view> keys, DurableFence& fence);
-  // The new value; kInvalidArgument when the value is not a 64-bit integer
-  // or the increment would overflow.
-  [[nodiscard]] Result<int64_t> incr(std::string_view key, DurableFence& fence);
+  [[nodiscard]] Result<std::optional<std::string>> getdel(std::string_view key, DurableFence& fence);
+  [[nodiscard]] Result<int64_t> incr_by(std::string_view key, int64_t delta, DurableFence& fence);
+  // The new length.
+  [[nodiscard]] Result<int64_t> append(std::string_view key, std::string_view value,
+                                       DurableFence& fence);
+  // Sets (or, with nullopt, removes) the expiry of an existing key; false
+  // when there is no such key (or, for nullopt, no expiry to remove).
+  [[nodiscard]] Result<bool> expire_at(std::string_view key, std::optional<int64_t> at_ms,
+                                       DurableFence& fence);
+  [[nodiscard]] Status flushall(DurableFence& fence);
 
   // Reads.
-  std::optional<std::string> get(std::string_view key, DurableFence& fence);
-  int64_t exists(std::span<const std::string_view> keys, DurableFence& fence);
-  size_t size(DurableFence& fence);
+  [[nodiscard]] Result<std::optional<std::string>> get(std::string_view key, DurableFence& fence);
+  // ms left; -1: no expiry; -2: no such key.
+  [[nodiscard]] Result<int64_t> pttl(std::string_view key, DurableFence& fence);
+  [[nodiscard]] Result<int64_t> exists(std::span<const std::string_view> keys, DurableFence& fence);
+  // Up to `count` live keys after cursor `cursor` (0: the start) that match
+  // `pattern` (empty: all); returns the next cursor (0: done).
+  // kInvalidArgument for a cursor this server did not hand out (or forgot).
+  [[nodiscard]] Result<uint64_t> scan(uint64_t cursor, std::string_view pattern, uint64_t count,
+                                      std::vector<std::string>* keys, DurableFence& fence);
+  [[nodiscard]] Result<uint64_t> size(DurableFence& fence);
+  // WAITAOF: every write so far durable once `fence` is (or, when the policy
+  // does not fence, after a sync of the log).
+  [[nodiscard]] Status durable_all(DurableFence& fence);
 
-  // Startup, before serving: an entry of the snapshot, then each replayed
-  // mutation in log order.
-  void load(std::string_view key, std::string_view value);
-  [[nodiscard]] Status apply_replayed(std::span<const std::byte> payload);
+  // Startup: one replayed mutation at `position`.
+  [[nodiscard]] Status apply_replayed(std::span<const std::byte> payload, Position position);
 
-  // Appends snapshot marker `number` while every shard is locked, and copies
-  // the table as of that marker (each shard is released once copied).
-  [[nodiscard]] Result<TableImage> capture(uint64_t number);
-
-  // Writes applied since start (a snapshot is skipped when it has not moved).
   uint64_t writes() const { return writes_.load(std::memory_order_relaxed); }
-  // Bytes of keys and values held, approximately.
-  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+  // A write failed in the log or in RocksDB (INFO's aof_last_write_status).
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  int64_t now_ms() const { return now_ms_(); }
 
  private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  struct alignas(64) Shard {
-    boost::fibers::mutex mu;
-    std::unordered_map<std::string, std::string, StringHash, std::equal_to<>> map;  // guarded by mu
-    std::optional<Position>
-        last_write;  // newest write acknowledged only once durable; guarded by mu
-  };
-  using ShardMask = uint64_t;
-  static_assert(kShards <= 64, "a ShardMask holds one bit per shard");
+  // Appends the writes as one mutation and applies them. Holds mu_.
+  [[nodiscard]] Status commit(std::span<const EngineWrite> writes, DurableFence& fence);
+  // The live stored value of `key` (expired: nullopt, and removed).
+  [[nodiscard]] Result<std::optional<std::string>> live(std::string_view key, bool locked);
+  void read_fence(DurableFence& fence);
 
-  static size_t shard_of(std::string_view key);
-  void lock(ShardMask mask);
-  void unlock(ShardMask mask);
-  // Appends `payload`; on success records the write in the shards of `mask`
-  // and in `fence`. Callers hold the locks of `mask`.
-  [[nodiscard]] Result<Position> append(std::string_view payload, ShardMask mask,
-                                        DurableFence& fence);
-  void read_fence(const Shard& shard, DurableFence& fence) const;
-  void put(Shard& shard, std::string_view key, std::string_view value);
-  bool erase(Shard& shard, std::string_view key);
-
+  std::function<int64_t()> now_ms_;
+  Engine* engine_ = nullptr;
   CommitLog* log_ = nullptr;
-  bool wait_later_ = false;  // append without waiting, and fence the position
-  std::array<Shard, kShards> shards_;
+  bool wait_later_ = false;
+  boost::fibers::mutex mu_;  // orders writes: read, append, apply
+  std::mutex last_mu_;
+  std::optional<Position> last_write_;  // guarded by last_mu_
+  std::mutex cursor_mu_;
+  std::map<uint64_t, std::string> cursors_;  // SCAN cursor -> last key returned; guarded by cursor_mu_
+  uint64_t next_cursor_ = 1;                 // guarded by cursor_mu_
   std::atomic<uint64_t> writes_{0};
-  std::atomic<uint64_t> bytes_{0};
+  std::atomic<bool> failed_{false};
 };
 
 }  // namespace commitlog::kv

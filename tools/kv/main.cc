@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// commitlog-kv: a Redis-protocol (RESP2) key-value server whose table is fed
-// by the commit log. docs/kv.md describes it; tools/kv/server.h its threads.
+// commitlog-kv: a Redis-protocol (RESP2) key-value server on RocksDB with
+// the commit log as its WAL. docs/kv.md describes it; tools/kv/server.h its
+// threads.
 //
 //   commitlog-kv [--config FILE] [--dir DIR] [--port PORT] [--bind ADDR]
-//                [--policy NAME] [--snapshot-interval SECONDS] [--recovery MODE]
+//                [--policy NAME] [--memtable-size SIZE] [--recovery MODE]
+//                [--reference-rocksdb-wal]
 //                [--requirepass PASSWORD | --requirepass-file FILE]
 //                [--protected-mode yes|no] [--maxclients N] [--maxmemory-clients SIZE]
 //                [--timeout SECONDS] [--client-query-buffer-limit SIZE]
 #include <malloc.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <exception>
@@ -33,7 +36,6 @@ constexpr const char* kDefaultPolicy = "adaptive";
 struct ServerArgs {
   std::string config;
   std::string policy;
-  double snapshot_interval_s = 60;
   commitlog::RecoveryMode recovery = commitlog::RecoveryMode::kTolerateTornTail;
   std::string password_file;
   double timeout_s = 0;
@@ -85,8 +87,6 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
     options.log.sync_policy = args.policy;
     options.policy_origin = "--policy";
   }
-  options.snapshot_interval =
-      std::chrono::milliseconds(static_cast<int64_t>(args.snapshot_interval_s * 1000));
   options.recovery = args.recovery;
   options.clients.idle_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
@@ -107,8 +107,9 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
 
   kv::Server server(std::move(options));
   Status started = server.start();
-  if (started.code() == ErrorCode::kBusy) {
-    // Another server (or log) owns the directory: a usage error, named.
+  if (started.code() == ErrorCode::kBusy || server.bad_input()) {
+    // Bad options, directory or port, or another server (or log) owns the
+    // directory: a usage error, named, before anything was replayed.
     fmt::print(stderr, "commitlog-kv: {}\n", started.message());
     return kExitUsage;
   }
@@ -130,37 +131,41 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // The data (RocksDB's files, the log's segments) is the owner's alone,
+  // whatever the umask it was started with.
+  ::umask(077);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   // Query buffers past this come from mmap and go back to the system when
   // freed, so a client disconnected for its memory returns it at once (a
   // fixed threshold: glibc's own rises after each large free).
   mallopt(M_MMAP_THRESHOLD, 256 << 10);
 
-  CLI::App app{"commitlog-kv: a Redis-protocol key-value server on the commit log"};
+  CLI::App app{"commitlog-kv: a Redis-protocol key-value server on RocksDB with the commit log as its WAL"};
   ServerArgs args;
   commitlog::kv::ServerOptions options;
   app.set_version_flag("-V,--version", "commitlog-kv " COMMITLOG_VERSION);
   app.add_option("--config", args.config,
                  "commit-log yaml (conf/commitlog.yaml keys); without commitlog_sync in it, "
                  "the policy is adaptive");
-  app.add_option("--dir", options.dir, "data directory: snapshots, and the log in DIR/commitlog")
+  app.add_option("--dir", options.dir, "data directory: RocksDB in DIR/rocksdb, the log in DIR/commitlog")
       ->capture_default_str();
   app.add_option("--port", options.port, "TCP port; 0 picks a free one")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--bind", options.bind, "address to listen on")->capture_default_str();
   app.add_option("--policy", args.policy, "sync policy, overriding the config's commitlog_sync");
-  app.add_option(
-         "--snapshot-interval", args.snapshot_interval_s,
-         "seconds between snapshots (then the log is discarded up to them); 0: only at shutdown")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e6));
+  add_memory_option(app, "--memtable-size", &options.memtable_bytes,
+                    "RocksDB's write_buffer_size (at most a quarter of commitlog_total_space): a "
+                    "full memtable is flushed to an SST file and the log discarded up to it",
+                    "64mb");
+  app.add_flag("--reference-rocksdb-wal", options.reference_rocksdb_wal,
+               "the reference setting for comparisons: no commit log, RocksDB's own WAL with "
+               "sync = true for every write");
   app.add_option_function<std::string>(
          "--recovery",
          [&args](const std::string& name) { args.recovery = *commitlog::parse_recovery_mode(name); },
          "on a damaged log: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
-         "point-in-time (start from what precedes the first corruption) or skip (pass over damage); "
-         "a snapshot that does not verify stops the start unless skip")
+         "point-in-time (start from what precedes the first corruption) or skip (pass over damage)")
       ->check([](const std::string& name) {
         return commitlog::parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
       })

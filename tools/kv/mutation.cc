@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/kv/mutation.h"
 
+#include "tools/kv/value.h"
+
 namespace commitlog::kv {
 
 void put_varint(uint64_t value, std::string* out) {
@@ -31,62 +33,63 @@ void put_string(std::string_view s, std::string* out) {
   out->append(s);
 }
 
-void encode_strings(Op op, std::span<const std::string_view> strings, size_t count,
-                    std::string* out) {
-  size_t bytes = 1 + 10;
-  for (std::string_view s : strings) bytes += s.size() + 5;
-  out->clear();
-  out->reserve(bytes);
-  out->push_back(static_cast<char>(op));
-  put_varint(count, out);
-  for (std::string_view s : strings) put_string(s, out);
+bool get_string(std::string_view in, size_t* pos, std::string* out) {
+  uint64_t length = 0;
+  if (!get_varint(in, pos, &length) || length > in.size() - *pos) return false;
+  out->assign(in.substr(*pos, length));
+  *pos += length;
+  return true;
 }
 
 }  // namespace
 
-void encode_set(std::span<const std::string_view> keys_and_values, std::string* out) {
-  encode_strings(Op::kSet, keys_and_values, keys_and_values.size() / 2, out);
-}
-
-void encode_delete(std::span<const std::string_view> keys, std::string* out) {
-  encode_strings(Op::kDelete, keys, keys.size(), out);
-}
-
-void encode_marker(uint64_t snapshot, std::string* out) {
+void encode_writes(std::span<const EngineWrite> writes, std::string* out) {
+  size_t bytes = 1 + 10;
+  for (const EngineWrite& w : writes) bytes += 1 + w.key.size() + w.value.size() + 10;
   out->clear();
-  out->push_back(static_cast<char>(Op::kSnapshotMarker));
-  put_varint(snapshot, out);
+  out->reserve(bytes);
+  out->push_back(static_cast<char>(Op::kWrites));
+  put_varint(writes.size(), out);
+  for (const EngineWrite& w : writes) {
+    out->push_back(static_cast<char>(w.kind));
+    if (w.kind == EngineWrite::Kind::kClear) continue;
+    put_string(w.key, out);
+    if (w.kind == EngineWrite::Kind::kPut) put_string(w.value, out);
+  }
 }
 
-Status decode(std::span<const std::byte> payload, DecodedMutation* out) {
+Status decode(std::span<const std::byte> payload, std::vector<EngineWrite>* out) {
   const std::string_view in(reinterpret_cast<const char*>(payload.data()), payload.size());
   if (in.empty()) return Status::corruption("kv mutation: empty payload");
-  out->op = static_cast<Op>(in[0]);
-  out->strings.clear();
+  const auto op = static_cast<Op>(in[0]);
+  out->clear();
   size_t pos = 1;
   uint64_t count = 0;
   if (!get_varint(in, &pos, &count)) return Status::corruption("kv mutation: truncated count");
-  size_t per_item = 0;
-  switch (out->op) {
-    case Op::kSnapshotMarker:
-      out->snapshot = count;
-      return pos == in.size() ? Status{}
-                              : Status::corruption("kv mutation: bytes after a snapshot marker");
-    case Op::kSet: per_item = 2; break;
-    case Op::kDelete: per_item = 1; break;
-    default:
-      return Status::corruption("kv mutation: unknown op " +
-                                std::to_string(static_cast<int>(in[0])));
-  }
-  // Each string takes at least one byte, which bounds a forged count.
+  if (op == Op::kMarker) return {};
+  // Each write takes at least one byte, which bounds a forged count.
   if (count == 0 || count > in.size()) return Status::corruption("kv mutation: bad count");
-  for (uint64_t i = 0; i < count * per_item; ++i) {
-    uint64_t length = 0;
-    if (!get_varint(in, &pos, &length) || length > in.size() - pos) {
-      return Status::corruption("kv mutation: truncated string");
+  for (uint64_t i = 0; i < count; ++i) {
+    EngineWrite w;
+    if (op == Op::kWrites) {
+      if (pos >= in.size() || static_cast<uint8_t>(in[pos]) > 2)
+        return Status::corruption("kv mutation: bad write kind");
+      w.kind = static_cast<EngineWrite::Kind>(in[pos++]);
+    } else if (op == Op::kSet) {
+      w.kind = EngineWrite::Kind::kPut;
+    } else if (op == Op::kDelete) {
+      w.kind = EngineWrite::Kind::kDelete;
+    } else {
+      return Status::corruption("kv mutation: unknown op " + std::to_string(static_cast<int>(in[0])));
     }
-    out->strings.push_back(in.substr(pos, length));
-    pos += length;
+    if (w.kind != EngineWrite::Kind::kClear && !get_string(in, &pos, &w.key))
+      return Status::corruption("kv mutation: truncated key");
+    if (w.kind == EngineWrite::Kind::kPut) {
+      std::string value;
+      if (!get_string(in, &pos, &value)) return Status::corruption("kv mutation: truncated value");
+      w.value = op == Op::kSet ? encode_value(0, value) : std::move(value);
+    }
+    out->push_back(std::move(w));
   }
   if (pos != in.size()) return Status::corruption("kv mutation: trailing bytes");
   return {};

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
-// The payload of one key-value mutation in the commit log (table kDataTable).
+// The payload of one key-value mutation in the commit log (table kDataTable):
+// the changes of one write command, replayed into RocksDB as they were
+// applied.
 //
 //   +----+-----------------------------------------------------------------+
 //   | op | body                                                            |
 //   +----+-----------------------------------------------------------------+
-//   op 1, set:     varint n, then n times: varint key length, key,
-//                                          varint value length, value
-//   op 2, delete:  varint n, then n times: varint key length, key
-//   op 3, marker:  varint snapshot number (a snapshot was taken here; no-op)
+//   op 4, writes:  varint n, then n times: kind byte (0 put, 1 delete,
+//                  2 clear), and for put and delete: varint key length, key;
+//                  for put: varint value length, the stored value (value.h)
+//   ops 1 (set of raw values), 2 (delete) and 3 (a no-op marker) are
+//   decoded as older logs wrote them.
 //
 // Varints are LEB128: 7 bits a byte, lowest first, high bit set on all but
-// the last byte. SET and MSET log a set of their pairs, in argument order;
-// INCR logs the set of its result, so replay needs no arithmetic; DEL logs a
-// delete of the keys it actually removed. A format change takes a new op.
+// the last byte. A mutation carries results, never operations (INCR logs the
+// put of its result, EXPIRE the put of the value with its new expiry), so
+// applying one twice is harmless. A format change takes a new op.
 #pragma once
 
 #include <cstddef>
@@ -23,29 +26,19 @@
 #include <vector>
 
 #include "commitlog/status.h"
+#include "tools/kv/engine.h"
 
 namespace commitlog::kv {
 
 inline constexpr uint32_t kDataTable = 0;
 
-enum class Op : uint8_t { kSet = 1, kDelete = 2, kSnapshotMarker = 3 };
+enum class Op : uint8_t { kSet = 1, kDelete = 2, kMarker = 3, kWrites = 4 };
 
-// `keys_and_values` alternates key, value, key, value...
-void encode_set(std::span<const std::string_view> keys_and_values, std::string* out);
-void encode_delete(std::span<const std::string_view> keys, std::string* out);
-void encode_marker(uint64_t snapshot, std::string* out);
-
-struct DecodedMutation {
-  Op op = Op::kSet;
-  std::vector<std::string_view>
-      strings;            // set: key, value, ...; delete: keys; views into the payload
-  uint64_t snapshot = 0;  // marker
-};
+void encode_writes(std::span<const EngineWrite> writes, std::string* out);
 
 // Decodes `payload`; kCorruption naming what is wrong when it is malformed.
-[[nodiscard]] Status decode(std::span<const std::byte> payload, DecodedMutation* out);
+[[nodiscard]] Status decode(std::span<const std::byte> payload, std::vector<EngineWrite>* out);
 
-// LEB128, shared with the snapshot format.
 void put_varint(uint64_t value, std::string* out);
 // Reads a varint at *pos and advances it; false when truncated or too long.
 bool get_varint(std::string_view in, size_t* pos, uint64_t* value);

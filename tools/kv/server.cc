@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <concepts>
 #include <cstdio>
-#include <functional>
 
 #include <boost/fiber/all.hpp>
 #include <fmt/core.h>
@@ -16,7 +14,6 @@
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
 #include "tools/kv/mutation.h"
-#include "tools/kv/snapshot.h"
 
 namespace commitlog::kv {
 
@@ -40,12 +37,35 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Server::Server(ServerOptions options) : options_(std::move(options)), auth_(options_.password) {
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      store_([clock = options_.log.clock] { return static_cast<int64_t>(clock->wall_micros() / 1000); }),
+      auth_(options_.password) {
   log_dir_ = options_.dir + "/commitlog";
-  policy_name_ = options_.log.sync_policy;
+  engine_dir_ = options_.dir + "/rocksdb";
+  policy_name_ = options_.reference_rocksdb_wal ? "rocksdb-wal-sync" : options_.log.sync_policy;
+  hooks_.info = [this](std::span<const std::string_view> s) { return info(s); };
+  hooks_.config = [this] { return config(); };
+  hooks_.shutdown = [] { ::kill(::getpid(), SIGTERM); };
 }
 
 Server::~Server() = default;
+
+Status Server::check_input(const Options& log_options) {
+  if (!options_.reference_rocksdb_wal) {
+    if (Status s = check_options(log_options); !s.ok()) return Status::invalid_argument(s.message());
+  }
+  if (options_.memtable_bytes < (64u << 10))
+    return Status::invalid_argument("--memtable-size: at least 64kb");
+  FileSystem& fs = *options_.log.file_system;
+  if (Status s = fs.create_dirs(options_.dir, options_.log.directory_mode); !s.ok())
+    return Status::invalid_argument("--dir " + options_.dir + ": " + s.message());
+  if (::access(options_.dir.c_str(), R_OK | W_OK | X_OK) != 0)
+    return Status::invalid_argument("--dir " + options_.dir + ": not writable");
+  if (Status s = listener_.open(options_.bind, options_.port); !s.ok())
+    return Status::invalid_argument(fmt::format("--bind {} --port {}: {}", options_.bind, options_.port, s.message()));
+  return {};
+}
 
 Status Server::start() {
   started_at_ = std::chrono::steady_clock::now();
@@ -62,26 +82,49 @@ Status Server::start() {
 
   Options log_options = options_.log;
   log_options.directory = log_dir_;
-  // Before anything is read: a second server on this --dir must neither
-  // replay a log another one is writing nor remove its snapshots.
-  auto lock = CommitLog::lock_directory(log_options);
-  if (!lock.ok()) return lock.status();
-  CL_RETURN_IF_ERROR(load());
-  // Called on the log's own thread: only wakes the snapshotter.
+  // Called on the log's own thread: only wakes the flusher.
   log_options.on_flush_request = [this](std::vector<uint32_t>) {
     {
-      std::lock_guard lock(snapshot_mu_);
-      snapshot_.due = snapshot_.requested = true;
-      ++snapshot_.flush_requests;
+      std::lock_guard lock(flush_mu_);
+      flush_requested_ = true;
+      ++flush_requests_;
     }
-    snapshot_cv_.notify_all();
+    flush_cv_.notify_all();
   };
-  auto log = CommitLog::open(log_options, std::move(lock).value());
-  if (!log.ok()) return log.status();
-  log_ = std::move(log).value();
-  store_.attach(log_.get());
-  // A round is held open no longer than the policy may delay a write itself.
-  max_hold_ = log_->policy_promise().max_added_delay;
+  if (Status s = check_input(log_options); !s.ok()) {
+    bad_input_ = true;
+    return s;
+  }
+  std::unique_ptr<FileLock> lock;
+  if (!options_.reference_rocksdb_wal) {
+    // Before anything is read: a second server on this --dir must not replay
+    // a log another one is writing.
+    auto locked = CommitLog::lock_directory(log_options);
+    if (!locked.ok()) return locked.status();
+    lock = std::move(locked).value();
+  }
+  CL_RETURN_IF_ERROR(open_engine());
+  if (!options_.reference_rocksdb_wal) {
+    CL_RETURN_IF_ERROR(replay());
+    // What was replayed goes to an SST file now, as Cassandra flushes after
+    // its replay: then every segment of the earlier runs is covered.
+    if (startup_.replayed > 0) CL_RETURN_IF_ERROR(engine_->flush());
+    auto log = CommitLog::open(log_options, std::move(lock));
+    if (!log.ok()) return log.status();
+    log_ = std::move(log).value();
+    open_log_.store(log_.get());
+    // The segments of the earlier runs go (a position below this run's first
+    // segment covers them); an idle run so leaves only its own behind.
+    std::optional<Position> covered;
+    {
+      std::lock_guard guard(flush_mu_);
+      covered = flushed_ ? flushed_ : startup_.checkpoint;
+    }
+    flushed(covered.value_or(Position{}));
+    // A round is held open no longer than the policy may delay a write itself.
+    max_hold_ = log_->policy_promise().max_added_delay;
+  }
+  store_.attach(engine_.get(), log_.get());
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
@@ -90,74 +133,78 @@ Status Server::start() {
     limits.max_request = std::min<uint64_t>(limits.max_request, options_.query_buffer_limit);
   }
   limits.max_bulk = std::min(max_bulk, limits.max_request);
-  env_.reset(new ConnectionEnv{store_, limits, counters_,
-                               [this](std::span<const std::string_view> s) { return info(s); },
-                               auth_});
-  CL_RETURN_IF_ERROR(listener_.open(options_.bind, options_.port));
-  const MetricsSnapshot metrics = log_->metrics();
-  const std::string access_mode =
-      metrics.disk_access_mode_reason.empty()
-          ? metrics.disk_access_mode
-          : fmt::format("{} ({}: {})", metrics.disk_access_mode, metrics.disk_access_mode_setting,
-                        metrics.disk_access_mode_reason);
-  fmt::print(
-      "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {} worker "
-      "thread{}, snapshot every {} ms, commitlog_ext_spin_wait {} us, {})\n",
-      options_.bind, listener_.port(), policy_name_, options_.policy_origin, access_mode, options_.threads,
-      options_.threads == 1 ? "" : "s", options_.snapshot_interval.count(),
-      std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count(),
-      auth_.required() ? "password required" : "no password");
+  env_.reset(new ConnectionEnv{store_, limits, counters_, hooks_, auth_});
+  const std::string password = auth_.required() ? "password required" : "no password";
+  const std::string threads = fmt::format("{} worker thread{}", options_.threads, options_.threads == 1 ? "" : "s");
+  if (log_) {
+    const MetricsSnapshot metrics = log_->metrics();
+    const std::string access_mode =
+        metrics.disk_access_mode_reason.empty()
+            ? metrics.disk_access_mode
+            : fmt::format("{} ({}: {})", metrics.disk_access_mode, metrics.disk_access_mode_setting,
+                          metrics.disk_access_mode_reason);
+    fmt::print(
+        "commitlog-kv: listening on {}:{} (commitlog_sync {} ({}), commitlog_disk_access_mode {}, {}, "
+        "commitlog_ext_spin_wait {} us, engine rocksdb in {} with its WAL off, the commit log in {}, {})\n",
+        options_.bind, listener_.port(), policy_name_, options_.policy_origin, access_mode, threads,
+        std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count(),
+        engine_dir_, log_dir_, password);
+  } else {
+    fmt::print(
+        "commitlog-kv: listening on {}:{} (reference setting: no commit log, engine rocksdb in {} with "
+        "its own WAL and sync = true, {}, {})\n",
+        options_.bind, listener_.port(), engine_dir_, threads, password);
+  }
   std::fflush(stdout);
   return {};
 }
 
-Status Server::load() {
-  FileSystem& fs = *options_.log.file_system;
-  CL_RETURN_IF_ERROR(fs.create_dirs(options_.dir, options_.log.directory_mode));
-  auto started = std::chrono::steady_clock::now();
-  std::vector<std::string> passed_over;
-  auto snapshot = load_newest_snapshot(
-      fs, options_.dir, [this](std::string_view k, std::string_view v) { store_.load(k, v); },
-      &passed_over);
-  if (!snapshot.ok()) return snapshot.status();
-  for (const std::string& w : passed_over) fmt::print(stderr, "commitlog-kv: snapshot {}\n", w);
-  if (!passed_over.empty() && options_.recovery != RecoveryMode::kSkip) {
-    // An older snapshot may rest on log segments already discarded.
-    return Status::corruption(
-        "a snapshot does not verify; start with --recovery skip to use an older one");
-  }
-  std::optional<Position> from;
-  if (*snapshot) {
-    from = (*snapshot)->position;
-    startup_.snapshot_path = (*snapshot)->path;
-    startup_.snapshot_keys = (*snapshot)->entries;
-    startup_.snapshot_ms = ms_since(started);
-    fmt::print("commitlog-kv: loaded snapshot {} ({} keys, marker at {}) in {:.1f} ms\n",
-               startup_.snapshot_path, startup_.snapshot_keys, from->to_string(),
-               startup_.snapshot_ms);
-  }
+Status Server::open_engine() {
+  EngineOptions o;
+  o.path = engine_dir_;
+  // Under a log limit RocksDB flushes by itself at a quarter of it, so that
+  // discards keep pace and the log's requests are the exception.
+  o.memtable_bytes = options_.memtable_bytes;
+  if (options_.log.total_space > 0)
+    o.memtable_bytes = std::min<uint64_t>(o.memtable_bytes, std::max<uint64_t>(options_.log.total_space / 4, 64u << 10));
+  o.own_wal = options_.reference_rocksdb_wal;
+  o.now_ms = [this] { return store_.now_ms(); };
+  if (!o.own_wal) o.on_flushed = [this](Position p) { flushed(p); };
+  auto engine = Engine::open(std::move(o));
+  if (!engine.ok()) return engine.status();
+  engine_ = std::move(engine).value();
+  store_.attach(engine_.get(), nullptr);
+  return {};
+}
 
-  started = std::chrono::steady_clock::now();
+Status Server::replay() {
+  auto checkpoint = engine_->checkpoint();
+  if (!checkpoint.ok()) return checkpoint.status();
+  startup_.checkpoint = *checkpoint;
+  FileSystem& fs = *options_.log.file_system;
+  const auto started = std::chrono::steady_clock::now();
   if (fs.exists(log_dir_)) {
     ReplayOptions replay_options;
     replay_options.mode = options_.recovery;
-    replay_options.from = from;
+    replay_options.from = *checkpoint;
     replay_options.file_system = &fs;
-    fmt::print("commitlog-kv: replaying {} ({})\n", log_dir_, recovery_mode_name(options_.recovery));
+    fmt::print("commitlog-kv: replaying {} after RocksDB's checkpoint {} ({})\n", log_dir_,
+               *checkpoint ? (*checkpoint)->to_string() : "none", recovery_mode_name(options_.recovery));
     std::fflush(stdout);
     uint64_t seen = 0;
-    ReplayReport report =
-        replay_directory(log_dir_, replay_options, [this, &seen](const ReplayedMutation& m) {
-          if (++seen % kStopCheckInterval == 0 && stop_signal_pending()) {
-            return Status::closed("replay interrupted by a signal; nothing was changed");
-          }
-          if (m.table != kDataTable) return Status{};
-          // Snapshot markers (the loaded snapshot's own first) change nothing.
-          const bool marker = !m.payload.empty() &&
-                              m.payload[0] == std::byte{static_cast<uint8_t>(Op::kSnapshotMarker)};
-          startup_.replayed += marker ? 0 : 1;
-          return store_.apply_replayed(m.payload);
-        });
+    const std::optional<Position> from = *checkpoint;
+    ReplayReport report = replay_directory(log_dir_, replay_options, [&](const ReplayedMutation& m) {
+      if (++seen % kStopCheckInterval == 0 && stop_signal_pending()) {
+        return Status::closed("replay interrupted by a signal; nothing was changed");
+      }
+      if (m.table != kDataTable) return Status{};
+      if (from && m.position <= *from) {  // RocksDB has it already
+        ++startup_.skipped;
+        return Status{};
+      }
+      ++startup_.replayed;
+      return store_.apply_replayed(m.payload, m.position);
+    });
     for (const ReplayProblem& p : report.problems) {
       if (p.corruption) {
         fmt::print(stderr, "commitlog-kv: replay: {} at {}:{} ({} bytes)\n", p.kind, p.file,
@@ -175,23 +222,33 @@ Status Server::load() {
       "corruptions)\n",
       startup_.replayed, startup_.replay_segments, startup_.replay_ms, startup_.torn_tail_bytes,
       startup_.corruptions);
-  {
-    std::lock_guard lock(snapshot_mu_);
-    snapshot_.due = startup_.replayed > 0;
-    if (*snapshot) snapshot_.position = (*snapshot)->position;
-  }
-  // A crash while writing a snapshot leaves its .tmp; older snapshots may
-  // remain from a crash between a rename and their removal.
-  std::optional<Position> keep;
-  if (*snapshot) keep = (*snapshot)->position;
-  CL_RETURN_IF_ERROR(remove_old_snapshots(fs, options_.dir, keep));
   return {};
+}
+
+void Server::flushed(Position checkpoint) {
+  {
+    std::lock_guard lock(flush_mu_);
+    if (!flushed_ || *flushed_ < checkpoint) flushed_ = checkpoint;
+  }
+  CommitLog* log = open_log_.load();
+  if (log == nullptr) return;  // still replaying: start() discards once the log is open
+  Status s = log->discard(kDataTable, checkpoint);
+  std::lock_guard lock(flush_mu_);
+  if (s.ok()) {
+    ++discards_;
+    if (!discarded_ || *discarded_ < checkpoint) discarded_ = checkpoint;
+    flush_cv_.notify_all();
+  } else if (last_error_ != s.to_string()) {
+    last_error_ = s.to_string();
+    fmt::print(stderr, "commitlog-kv: discard: {}\n", last_error_);
+  }
 }
 
 void Server::worker() {
   EpollScheduler& scheduler = EpollScheduler::install();
-  ThreadDurability durability(*log_, scheduler, max_hold_);
-  Worker worker{scheduler, durability};
+  std::optional<ThreadDurability> durability;
+  if (log_) durability.emplace(*log_, scheduler, max_hold_);
+  Worker worker{scheduler, durability ? &*durability : nullptr};
   boost::fibers::fiber acceptor([this, &worker] { listener_.accept_loop(*clients_, *env_, worker); });
   acceptor.join();
   // Stopping: the acceptor is done, but connection fibers may still run on
@@ -201,72 +258,21 @@ void Server::worker() {
   never.get_future().wait();
 }
 
-void Server::snapshot_loop() {
-  std::unique_lock lock(snapshot_mu_);
-  while (!stopping_) {
-    const auto woken = [&] { return stopping_ || snapshot_.requested; };
-    if (options_.snapshot_interval.count() > 0) {
-      snapshot_cv_.wait_for(lock, options_.snapshot_interval, woken);
-    } else {
-      snapshot_cv_.wait(lock, woken);
-    }
-    if (stopping_) break;
-    snapshot_.requested = false;
+void Server::flush_loop() {
+  std::unique_lock lock(flush_mu_);
+  while (true) {
+    flush_cv_.wait(lock, [&] { return stopping_ || flush_requested_; });
+    if (stopping_) return;
+    flush_requested_ = false;
     lock.unlock();
-    Status status = maybe_snapshot();
-    if (!status.ok()) fmt::print(stderr, "commitlog-kv: snapshot: {}\n", status.to_string());
+    // The listener discards once the flush is done (flushed()).
+    Status s = engine_->flush();
     lock.lock();
-  }
-}
-
-Status Server::maybe_snapshot() {
-  std::lock_guard run(snapshot_run_mu_);
-  const uint64_t writes = store_.writes();
-  uint64_t number = 0;
-  {
-    std::lock_guard lock(snapshot_mu_);
-    if (writes == snapshot_.writes_covered && !snapshot_.due) return {};
-    number = snapshot_.count + 1;
-  }
-  const auto started = std::chrono::steady_clock::now();
-  // 1. A marker in the log and the table as of it.
-  auto image = store_.capture(number);
-  if (!image.ok()) return image.status();
-  // 2. Everything before the marker durable, so the snapshot never holds a
-  //    write the log could still lose.
-  Status status = log_->sync();
-  // 3. The snapshot: temp file, fsync, rename, fsync of the directory.
-  FileSystem& fs = *options_.log.file_system;
-  auto path = status.ok() ? write_snapshot(fs, options_.dir, *image, options_.log.file_mode) : Result<std::string>(status);
-  // 4. Only now the log before the marker, and the older snapshots, go.
-  Status discarded = path.ok() ? log_->discard(kDataTable, image->position) : path.status();
-  if (path.ok()) status = remove_old_snapshots(fs, options_.dir, image->position);
-  const double ms = ms_since(started);
-  std::lock_guard lock(snapshot_mu_);
-  if (!path.ok()) {
-    snapshot_.last_error = path.status().to_string();
-    return path.status();
-  }
-  snapshot_.count = number;
-  snapshot_.position = image->position;
-  snapshot_.keys = image->entries.size();
-  snapshot_.ms = ms;
-  snapshot_.writes_covered = writes;
-  snapshot_.due = false;
-  if (discarded.ok()) {
-    ++snapshot_.discards;
-    snapshot_.last_error.clear();
-  } else {
-    if (snapshot_.last_error != discarded.to_string()) {
-      fmt::print(stderr, "commitlog-kv: discard: {}\n", discarded.to_string());
+    if (!s.ok()) {
+      last_error_ = s.to_string();
+      fmt::print(stderr, "commitlog-kv: flush: {}\n", last_error_);
     }
-    snapshot_.last_error = discarded.to_string();
   }
-  fmt::print("commitlog-kv: snapshot {}: {} keys at {} in {:.1f} ms{}\n", number,
-             image->entries.size(), image->position.to_string(), ms,
-             discarded.ok() ? ", log discarded up to it" : "");
-  std::fflush(stdout);
-  return status;
 }
 
 int Server::run() {
@@ -276,9 +282,9 @@ int Server::run() {
       worker();
     });
   }
-  snapshot_thread_ = std::thread([this] {
-    name_this_thread("kv-snapshot");
-    snapshot_loop();
+  flush_thread_ = std::thread([this] {
+    name_this_thread("kv-flusher");
+    flush_loop();
   });
 
   sigset_t signals;
@@ -290,139 +296,38 @@ int Server::run() {
   }
   fmt::print("commitlog-kv: {} received, stopping\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
   {
-    std::lock_guard lock(snapshot_mu_);
+    std::lock_guard lock(flush_mu_);
     stopping_ = true;
   }
-  snapshot_cv_.notify_all();
-  if (snapshot_thread_.joinable()) snapshot_thread_.join();
+  flush_cv_.notify_all();
+  if (flush_thread_.joinable()) flush_thread_.join();
   listener_.stop();
   int code = 0;
-  Status status = maybe_snapshot();
-  if (!status.ok()) {
-    fmt::print(stderr, "commitlog-kv: final snapshot: {}\n", status.to_string());
+  // Everything in RocksDB's SST files; the listener discards the log. Writes
+  // that still arrive stay in the log for the next start.
+  auto checkpoint = engine_->checkpoint();
+  if (Status s = engine_->flush(); !s.ok()) {
+    fmt::print(stderr, "commitlog-kv: final flush: {}\n", s.to_string());
     code = 1;
   }
-  Status closed = log_->close();
-  if (!closed.ok()) {
-    fmt::print(stderr, "commitlog-kv: close: {}\n", closed.to_string());
-    code = 1;
+  if (log_) {
+    // The listener discards on RocksDB's thread, maybe after Flush() returned.
+    if (checkpoint.ok() && *checkpoint && code == 0) {
+      std::unique_lock lock(flush_mu_);
+      flush_cv_.wait_for(lock, std::chrono::seconds(10),
+                         [&] { return discarded_ && *discarded_ >= **checkpoint; });
+    }
+    if (Status closed = log_->close(); !closed.ok()) {
+      fmt::print(stderr, "commitlog-kv: close: {}\n", closed.to_string());
+      code = 1;
+    }
   }
   fmt::print("commitlog-kv: stopped\n");
   std::fflush(stdout);
   std::fflush(stderr);
   // Connection fibers may still be parked on their sockets; nothing of
-  // theirs needs unwinding once the log is closed.
+  // theirs needs unwinding once the data is flushed and the log closed.
   std::_Exit(code);
-}
-
-std::string Server::info(std::span<const std::string_view> sections) {
-  auto wanted = [&](std::string_view name) {
-    if (sections.empty()) return true;
-    for (std::string_view s : sections) {
-      if (s == name || s == "all" || s == "default" || s == "everything") return true;
-    }
-    return false;
-  };
-  std::string out;
-  auto line = [&](std::string_view key, const auto& value) {
-    out += fmt::format("{}:{}\r\n", key, value);
-  };
-  if (wanted("server")) {
-    out += "# Server\r\n";
-    line("redis_version", "7.0.0");
-    line("commitlog_kv_version", "0.1.0");
-    line("process_id", ::getpid());
-    line("tcp_port", listener_.port());
-    line("io_threads", options_.threads);
-    line("uptime_in_seconds", static_cast<int64_t>(ms_since(started_at_) / 1000));
-    out += "\r\n";
-  }
-  if (wanted("clients")) {
-    out += "# Clients\r\n";
-    line("connected_clients", counters_.connected.load());
-    line("maxclients", options_.clients.max_clients);
-    line("maxmemory_clients", options_.clients.max_memory);
-    line("timeout", options_.clients.idle_timeout.count() / 1000.0);
-    out += "\r\n";
-  }
-  if (wanted("stats")) {
-    out += "# Stats\r\n";
-    line("total_connections_received", counters_.connections_received.load());
-    line("rejected_connections", clients_->rejected());
-    line("evicted_clients", clients_->evicted());
-    line("kv_idle_clients_closed", clients_->timed_out());
-    line("total_commands_processed", counters_.commands.load());
-    line("total_protocol_errors", counters_.protocol_errors.load());
-    line("total_durability_failures", counters_.durability_failures.load());
-    line("total_writes", store_.writes());
-    out += "\r\n";
-  }
-  if (wanted("memory")) {
-    out += "# Memory\r\n";
-    line("kv_data_bytes", store_.bytes());
-    line("mem_clients_normal", clients_->memory());
-    out += "\r\n";
-  }
-  if (wanted("persistence")) {
-    std::lock_guard lock(snapshot_mu_);
-    out += "# Persistence\r\n";
-    line("kv_snapshots", snapshot_.count);
-    line("kv_snapshot_interval_ms", options_.snapshot_interval.count());
-    line("kv_last_snapshot_position",
-         snapshot_.position ? snapshot_.position->to_string() : "none");
-    line("kv_last_snapshot_keys", snapshot_.keys);
-    line("kv_last_snapshot_ms", fmt::format("{:.1f}", snapshot_.ms));
-    line("kv_log_discards", snapshot_.discards);
-    line("kv_log_flush_requests", snapshot_.flush_requests);
-    line("kv_last_snapshot_error", snapshot_.last_error.empty() ? "none" : snapshot_.last_error);
-    line("kv_startup_snapshot_keys", startup_.snapshot_keys);
-    line("kv_startup_replayed_mutations", startup_.replayed);
-    line("kv_startup_replay_ms", fmt::format("{:.1f}", startup_.replay_ms));
-    line("kv_startup_torn_tail_bytes", startup_.torn_tail_bytes);
-    out += "\r\n";
-  }
-  if (wanted("commitlog")) {
-    const CommitLogStats s = log_->stats();
-    auto files = list_segment_files(*options_.log.file_system, log_dir_);
-    out += "# Commitlog\r\n";
-    line("commitlog_sync", policy_name_);
-    line("commitlog_directory", log_dir_);
-    line("commitlog_segment_size", log_->options().segment_size);
-    line("commitlog_max_mutation_size", log_->options().effective_max_mutation_size());
-    line("commitlog_segment_files", files.ok() ? files->size() : 0);
-    line("commitlog_flushes", s.flushes);
-    line("commitlog_seals", s.seals);
-    line("commitlog_flushed_mutations", s.flushed_mutations);
-    line("commitlog_mutations_per_flush",
-         fmt::format("{:.2f}", s.flushes ? static_cast<double>(s.flushed_mutations) /
-                                               static_cast<double>(s.flushes)
-                                         : 0.0));
-    line("commitlog_avg_flush_us",
-         fmt::format("{:.1f}", s.flushes ? static_cast<double>(s.flush_nanos) / 1e3 /
-                                               static_cast<double>(s.flushes)
-                                         : 0.0));
-    line("commitlog_segment_switches", s.segment_switches);
-    line("commitlog_allocation_waits", s.allocation_waits);
-    line("commitlog_producers_waiting", s.producers_waiting);
-    const MetricsSnapshot m = log_->metrics();
-    line("commitlog_seal_waits", m.seal_waits);
-    line("commitlog_seal_wait_ms",
-         fmt::format("{:.1f}", static_cast<double>(m.seal_wait_nanos) / 1e6));
-    line("commitlog_spin_wait_us",
-         std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
-    line("commitlog_spins", m.spins);
-    line("commitlog_spins_missed", m.spins_missed);
-    line("commitlog_spin_ms", fmt::format("{:.1f}", static_cast<double>(m.spin_nanos) / 1e6));
-    line("commitlog_durable_position", s.durable.to_string());
-    out += "\r\n";
-  }
-  if (wanted("keyspace")) {
-    DurableFence unused;  // an approximate count needs no durability
-    out += "# Keyspace\r\n";
-    line("db0", fmt::format("keys={},expires=0,avg_ttl=0", store_.size(unused)));
-    out += "\r\n";
-  }
-  return out;
 }
 
 }  // namespace commitlog::kv

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // commitlog-kv (tools/kv/, docs/kv.md) driven as a process over a loopback
 // socket by a tiny RESP client: every command, protocol errors, oversized
-// values, abrupt disconnects, restart after kill -9 (replay), snapshot and
-// discard, and a kill -9 during a write load that must lose no +OK.
+// values, abrupt disconnects, restart after kill -9 (replay), RocksDB flushes
+// and discards, and a kill -9 during a write load that must lose no +OK.
 // Skipped when build/bin/commitlog-kv was not built.
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -98,13 +98,13 @@ TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest") {
   CHECK(std::stoll(fields.at("commitlog_flushed_mutations")) >= 7);
   CHECK(c.command({"INFO"}).text.find("# Keyspace\r\ndb0:keys=4") != std::string::npos);
 
-  const Reply unknown = c.command({"FLUSHALL", "x"});
+  const Reply unknown = c.command({"LPUSH", "x"});
   CHECK(unknown.type == '-');
-  CHECK(unknown.text == "ERR unknown command 'FLUSHALL', with args beginning with: 'x' ");
+  CHECK(unknown.text == "ERR unknown command 'LPUSH', with args beginning with: 'x' ");
   CHECK(c.command({"GET"}).text == "ERR wrong number of arguments for 'get' command");
   CHECK(c.command({"MSET", "a", "1", "b"}).text ==
         "ERR wrong number of arguments for 'mset' command");
-  CHECK(c.command({"SET", "a", "1", "EX", "10"}).type == '-');
+  CHECK(c.command({"SET", "a", "1", "EX", "0"}).text == "ERR invalid expire time in 'set' command");
   // Inline commands, as telnet sends them, and pipelining.
   REQUIRE(c.send("PING\r\nSET inline  value\r\nGET inline\r\n"));
   CHECK(c.read_reply().text == "PONG");
@@ -174,7 +174,7 @@ TEST_CASE("kv: the server's threads carry names that ps, top and perf show") {
   KvServer server(tmp.file("data"), {"--threads", "2"}, tmp.file("out"));
   Client c(server.port());
   CHECK(c.command({"PING"}).text == "PONG");  // the workers have started serving
-  const std::set<std::string> threads = {"kv-worker-0", "kv-worker-1", "kv-snapshot", "cl-sync"};
+  const std::set<std::string> threads = {"kv-worker-0", "kv-worker-1", "kv-flusher", "cl-sync"};
   const std::set<std::string> names = testing::thread_names(server.pid(), threads);
   for (const std::string& name : threads) CHECK_MESSAGE(names.count(name) == 1, name);
 }
@@ -310,62 +310,66 @@ TEST_CASE("kv: a restart replays the log into the table") {
   CHECK(info(c, "persistence").at("kv_startup_replayed_mutations") == "352");
 }
 
-TEST_CASE("kv: snapshot, discard, then a restart from the snapshot") {
+TEST_CASE("kv: RocksDB flushes discard the log, which stays bounded, and a restart replays only the rest") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("data");
-  // Small segments, so the writes before the snapshot fill several.
+  // Small segments and a small log limit: the log asks RocksDB to flush.
   const std::string config = write_config(tmp,
                                           "commitlog_sync: batch\n"
-                                          "commitlog_segment_size: 1MiB\n");
+                                          "commitlog_segment_size: 1MiB\n"
+                                          "commitlog_total_space: 3MiB\n");
   const std::string value(8000, 'v');
+  const std::vector<std::string> flags = {"--config", config, "--memtable-size", "1mb"};
+  size_t most_segments = 0;
   {
-    KvServer server(dir, {"--config", config, "--snapshot-interval", "0.2"}, tmp.file("kv1.out"));
+    KvServer server(dir, flags, tmp.file("kv1.out"));
     Client c(server.port());
-    std::string pipeline;
-    for (int i = 0; i < 600; ++i)
-      pipeline += Client::encode({"SET", fmt::format("key{}", i), value});
-    REQUIRE(c.send(pipeline));
-    for (int i = 0; i < 600; ++i) REQUIRE(c.read_reply().text == "OK");
-    std::map<std::string, std::string> p;
-    for (int tries = 0; tries < 200; ++tries) {
-      p = info(c, "persistence");
-      if (p.at("kv_last_snapshot_keys") == "600") break;
-      std::this_thread::sleep_for(20ms);
+    for (int round = 0; round < 12; ++round) {
+      std::string pipeline;
+      for (int i = 0; i < 100; ++i)
+        pipeline += Client::encode({"SET", fmt::format("key{}", round * 100 + i), value});
+      REQUIRE(c.send(pipeline));
+      for (int i = 0; i < 100; ++i) REQUIRE(c.read_reply().text == "OK");
+      most_segments = std::max(most_segments, segment_count(dir + "/commitlog"));
     }
-    REQUIRE(p.at("kv_last_snapshot_keys") == "600");
-    // 4.8 MB were written to segments of 1 MiB. The log deletes discarded segments on its own
-    // lifecycle thread, after the snapshot is reported, so wait for the count to settle.
+    // 9.6 MB went through segments of 1 MiB; discards run on the log's
+    // lifecycle thread, so wait for the count to settle.
     size_t segments = segment_count(dir + "/commitlog");
-    for (int tries = 0; tries < 500 && segments > 3; ++tries) {
+    for (int tries = 0; tries < 500 && segments > 4; ++tries) {
       std::this_thread::sleep_for(20ms);
       segments = segment_count(dir + "/commitlog");
     }
+    const auto p = info(c, "persistence");
+    CHECK(std::stoll(p.at("kv_rocksdb_flushes")) >= 1);
     CHECK(std::stoll(p.at("kv_log_discards")) >= 1);
-    CHECK(segments <= 3);
-    // Writes after the snapshot come back from the log.
+    CHECK(segments <= 4);
     CHECK(c.command({"SET", "after", "1"}).text == "OK");
     CHECK(c.command({"DEL", "key5"}).integer == 1);
     CHECK(c.command({"INCR", "key6"}).type == '-');
     server.kill9();
   }
-  KvServer again(dir, {"--config", config, "--snapshot-interval", "0"}, tmp.file("kv2.out"));
+  MESSAGE("most segments seen while writing: " << most_segments);
+  CHECK(most_segments <= 3 + 2);  // the limit plus the active and a preallocated one
+  KvServer again(dir, flags, tmp.file("kv2.out"));
   const std::string out = again.output();
   INFO(out);
-  CHECK(out.find("loaded snapshot") != std::string::npos);
   Client c(again.port());
-  CHECK(c.command({"DBSIZE"}).integer == 600);
+  const auto p = info(c, "persistence");
+  CHECK(p.at("kv_startup_checkpoint") != "none");
+  CHECK(std::stoll(p.at("kv_startup_replayed_mutations")) < 1200);
+  CHECK(c.command({"DBSIZE"}).integer == 1200);
   CHECK(c.command({"GET", "after"}).text == "1");
   CHECK(c.command({"GET", "key5"}).nil);
-  CHECK(c.command({"GET", "key599"}).text == value);
-  // A clean stop writes a last snapshot; the next start needs no replay.
+  CHECK(c.command({"GET", "key1199"}).text == value);
+  // A clean stop flushes RocksDB; the next start replays nothing.
   CHECK(c.command({"SET", "last", "2"}).text == "OK");
   const int status = again.stop();
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
-  KvServer third(dir, {"--config", config}, tmp.file("kv3.out"));
+  KvServer third(dir, flags, tmp.file("kv3.out"));
   CHECK(third.output().find("replayed 0 mutations") != std::string::npos);
   Client c3(third.port());
   CHECK(c3.command({"GET", "last"}).text == "2");
-  CHECK(c3.command({"DBSIZE"}).integer == 601);
+  CHECK(c3.command({"DBSIZE"}).integer == 1201);
 }
 
 // Writers each SET their own keys one at a time and note every +OK; the
@@ -378,7 +382,7 @@ void kill_during_load(const std::string& policy_yaml, const std::string& name,
   constexpr int kWriters = 8;
   std::vector<int> acked(kWriters, 0);
   {
-    std::vector<std::string> args = {"--config", config, "--snapshot-interval", "0.1"};
+    std::vector<std::string> args = {"--config", config, "--memtable-size", "64kb"};
     args.insert(args.end(), flags.begin(), flags.end());
     KvServer server(dir, args, tmp.file("kv1.out"));
     std::vector<std::thread> writers;
@@ -440,25 +444,25 @@ TEST_CASE("kv: with cdc_enabled its changes wait in DIR/cdc_raw for a tail, disc
                                           "commitlog_ext_cdc_tables: [0]\n");
   const std::string value(8000, 'v');
   {
-    KvServer server(dir, {"--config", config, "--snapshot-interval", "0.2"}, tmp.file("kv.out"));
+    KvServer server(dir, {"--config", config, "--memtable-size", "256kb"}, tmp.file("kv.out"));
     Client c(server.port());
     for (int i = 0; i < 400; ++i) REQUIRE(c.command({"SET", fmt::format("key{}", i), value}).text == "OK");
     REQUIRE(server.stop() == 0);
   }
-  // The snapshots' discards deleted segments from the log, not from cdc_raw.
+  // The discards after RocksDB's flushes deleted segments from the log, not from cdc_raw.
   CHECK(segment_count(dir + "/cdc_raw") > segment_count(dir + "/commitlog"));
-  // SET key0 vvv...: op 1, one pair, then the key and the value, each after its length.
+  // SET key0 vvv...: op 4, one write, a put, then the key and the value, each after its length.
   const testing::CliResult tail =
       testing::run_cli(COMMITLOG_CLI, {"tail", dir + "/cdc_raw", "--format", "text", "--table", "0"});
   INFO(tail.err);
   REQUIRE(tail.exit_code == 0);
   size_t sets = 0;
-  for (size_t at = tail.out.find("\\x01\\x01\\x04key"); at != std::string::npos;
-       at = tail.out.find("\\x01\\x01\\x04key", at + 1)) {
+  for (size_t at = tail.out.find("\\x04\\x01\\x00\\x04key"); at != std::string::npos;
+       at = tail.out.find("\\x04\\x01\\x00\\x04key", at + 1)) {
     ++sets;
   }
   CHECK(sets == 10);  // key0 .. key9: the other keys are longer
-  CHECK(tail.out.find("\\x01\\x01\\x06key399") != std::string::npos);
+  CHECK(tail.out.find("\\x04\\x01\\x00\\x06key399") != std::string::npos);
   CHECK(std::count(tail.out.begin(), tail.out.end(), '\n') >= 400);
 }
 

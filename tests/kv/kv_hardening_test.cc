@@ -287,7 +287,7 @@ TEST_CASE(
   CHECK(std::stoi(info(busy, "stats").at("kv_idle_clients_closed")) >= 2);
 }
 
-TEST_CASE("kv: the data directory, the log's directory, segments and snapshots are the owner's alone, "
+TEST_CASE("kv: the data directory, the log's directory, segments and RocksDB's files are the owner's alone, "
           "whatever the umask") {
   TempDir tmp;
   const std::string data = tmp.file("data");
@@ -299,7 +299,7 @@ TEST_CASE("kv: the data directory, the log's directory, segments and snapshots a
     CHECK(WIFEXITED(server.stop()));
   }
   CHECK(mode_of(data) == 0700);
-  CHECK(check_modes_under(data, 0600, 0700) >= 2);  // a segment and the last snapshot
+  CHECK(check_modes_under(data, 0600, 0700) >= 2);  // a segment and RocksDB's files
 }
 
 }  // namespace

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: Apache-2.0
+// commitlog-kv on RocksDB: the string, expiry, keyspace, connection and
+// server commands; start-up input checked before the replay; an idle start
+// and stop; a replay run twice.
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/core.h>
+
+#include "tests/support/kv_process.h"
+#include "tests/support/run_cli.h"
+#include "tests/support/temp_dir.h"
+
+namespace commitlog {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Client;
+using testing::KvServer;
+using testing::Reply;
+using testing::info;
+
+std::set<std::string> segments(const std::string& dir) {
+  std::set<std::string> names;
+  if (!std::filesystem::exists(dir)) return names;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".log") names.insert(e.path().filename());
+  return names;
+}
+
+TEST_CASE("kv engine: SET's options, the integer commands, APPEND, STRLEN, GETDEL") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  CHECK(c.command({"SET", "k", "v", "NX"}).text == "OK");
+  CHECK(c.command({"SET", "k", "w", "NX"}).nil);
+  CHECK(c.command({"SET", "k", "w", "XX", "GET"}).text == "v");
+  CHECK(c.command({"SET", "absent", "x", "XX"}).nil);
+  CHECK(c.command({"GET", "absent"}).nil);
+  CHECK(c.command({"SET", "k", "x", "NX", "XX"}).text == "ERR syntax error");
+  CHECK(c.command({"SET", "k", "x", "EX", "10", "PX", "5"}).text == "ERR syntax error");
+  CHECK(c.command({"SET", "k", "x", "EX", "abc"}).text == "ERR invalid expire time in 'set' command");
+  CHECK(c.command({"INCRBY", "n", "10"}).integer == 10);
+  CHECK(c.command({"DECR", "n"}).integer == 9);
+  CHECK(c.command({"DECRBY", "n", "20"}).integer == -11);
+  CHECK(c.command({"INCRBY", "n", "x"}).text == "ERR value is not an integer or out of range");
+  CHECK(c.command({"APPEND", "s", "ab"}).integer == 2);
+  CHECK(c.command({"APPEND", "s", "cd"}).integer == 4);
+  CHECK(c.command({"STRLEN", "s"}).integer == 4);
+  CHECK(c.command({"STRLEN", "nope"}).integer == 0);
+  CHECK(c.command({"GETDEL", "s"}).text == "abcd");
+  CHECK(c.command({"GETDEL", "s"}).nil);
+  CHECK(c.command({"TYPE", "k"}).text == "string");
+  CHECK(c.command({"TYPE", "s"}).text == "none");
+  CHECK(c.command({"SELECT", "0"}).text == "OK");
+  CHECK(c.command({"SELECT", "1"}).type == '-');
+}
+
+TEST_CASE("kv engine: expiry is never returned, TTL and PERSIST, KEEPTTL") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  CHECK(c.command({"SET", "short", "v", "PX", "50"}).text == "OK");
+  CHECK(c.command({"SET", "long", "v", "EX", "1000"}).text == "OK");
+  CHECK(c.command({"SET", "plain", "v"}).text == "OK");
+  CHECK(c.command({"TTL", "plain"}).integer == -1);
+  CHECK(c.command({"TTL", "nope"}).integer == -2);
+  CHECK(c.command({"TTL", "long"}).integer > 990);
+  CHECK(c.command({"PTTL", "long"}).integer > 990'000);
+  CHECK(c.command({"SET", "long", "w", "KEEPTTL"}).text == "OK");
+  CHECK(c.command({"TTL", "long"}).integer > 990);
+  CHECK(c.command({"PERSIST", "long"}).integer == 1);
+  CHECK(c.command({"PERSIST", "long"}).integer == 0);
+  CHECK(c.command({"TTL", "long"}).integer == -1);
+  CHECK(c.command({"EXPIRE", "plain", "100"}).integer == 1);
+  CHECK(c.command({"TTL", "plain"}).integer > 90);
+  CHECK(c.command({"PEXPIRE", "nope", "100"}).integer == 0);
+  CHECK(c.command({"EXPIRE", "plain", "0"}).integer == 1);  // in the past: deleted
+  CHECK(c.command({"EXISTS", "plain"}).integer == 0);
+  // The clock, not a fixed sleep, decides: wait until the key is gone.
+  Reply r = c.command({"GET", "short"});
+  for (int i = 0; i < 200 && !r.nil; ++i) {
+    std::this_thread::sleep_for(10ms);
+    r = c.command({"GET", "short"});
+  }
+  CHECK(r.nil);
+  CHECK(c.command({"EXISTS", "short"}).integer == 0);
+  CHECK(c.command({"TTL", "short"}).integer == -2);
+  CHECK(c.command({"DBSIZE"}).integer == 1);
+}
+
+TEST_CASE("kv engine: SCAN with MATCH and COUNT visits every key once, KEYS, FLUSHALL") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  for (int i = 0; i < 250; ++i)
+    REQUIRE(c.command({"SET", fmt::format("{}:{}", i % 2 ? "odd" : "even", i), "v"}).text == "OK");
+  std::set<std::string> seen;
+  std::string cursor = "0";
+  int calls = 0;
+  do {
+    const Reply r = c.command({"SCAN", cursor, "MATCH", "odd:*", "COUNT", "20"});
+    REQUIRE(r.elements.size() == 2);
+    cursor = r.elements[0].text;
+    for (const Reply& k : r.elements[1].elements) CHECK(seen.insert(k.text).second);
+    ++calls;
+  } while (cursor != "0" && calls < 100);
+  CHECK(seen.size() == 125);
+  CHECK(calls >= 12);
+  CHECK(c.command({"SCAN", "77777"}).text == "ERR invalid cursor");
+  CHECK(c.command({"KEYS", "even:1?"}).elements.size() == 5);
+  CHECK(c.command({"KEYS", "*"}).elements.size() == 250);
+  CHECK(c.command({"FLUSHALL"}).text == "OK");
+  CHECK(c.command({"DBSIZE"}).integer == 0);
+  CHECK(c.command({"KEYS", "*"}).elements.empty());
+}
+
+TEST_CASE("kv engine: CLIENT, COMMAND, CONFIG GET, INFO fields, WAITAOF, SHUTDOWN") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  CHECK(c.command({"CLIENT", "SETNAME", "me"}).text == "OK");
+  CHECK(c.command({"CLIENT", "GETNAME"}).text == "me");
+  CHECK(c.command({"CLIENT", "SETNAME", "a b"}).type == '-');
+  CHECK(c.command({"CLIENT", "SETINFO", "LIB-NAME", "x"}).text == "OK");
+  CHECK(c.command({"CLIENT", "ID"}).integer > 0);
+  CHECK(c.command({"CLIENT", "LIST"}).text.find("name=me") != std::string::npos);
+  CHECK(c.command({"COMMAND", "COUNT"}).integer > 30);
+  CHECK(c.command({"COMMAND", "DOCS"}).elements.empty());
+  const Reply fsync = c.command({"CONFIG", "GET", "appendfsync"});
+  REQUIRE(fsync.elements.size() == 2);
+  CHECK(fsync.elements[1].text == "always");
+  CHECK(c.command({"CONFIG", "GET", "save", "appendonly"}).elements.size() == 4);
+  CHECK(c.command({"SET", "k", "v"}).text == "OK");
+  const Reply w = c.command({"WAITAOF", "1", "0", "0"});
+  REQUIRE(w.elements.size() == 2);
+  CHECK(w.elements[0].integer == 1);
+  const auto p = info(c, "persistence");
+  CHECK(p.at("loading") == "0");
+  CHECK(p.at("aof_last_write_status") == "ok");
+  CHECK(p.at("kv_engine") == "rocksdb");
+  CHECK(std::stoll(info(c, "memory").at("used_memory")) > 0);
+  CHECK(c.command({"INFO"}).text.find("db0:keys=1") != std::string::npos);
+  const auto periodic = KvServer(tmp.file("data2"), {"--policy", "periodic"}, tmp.file("kv2.out"));
+  Client p2(periodic.port());
+  CHECK(p2.command({"CONFIG", "GET", "appendfsync"}).elements.at(1).text == "everysec");
+  REQUIRE(c.send(Client::encode({"SHUTDOWN"})));
+  CHECK(c.closed_by_server());
+  const int status = server.stop();
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+TEST_CASE("kv engine: bad options, directory or port exit 2 with one line, before any replay") {
+  testing::TempDir tmp;
+  std::filesystem::create_directories(tmp.file("data/commitlog"));
+  std::ofstream(tmp.file("data/commitlog/CommitLog-2-1.log")) << "not a segment";
+  std::ofstream(tmp.file("file")) << "x";
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  const std::string config = tmp.file("bad.yaml");
+  std::ofstream(config) << "commitlog_segment_size: 1KiB\n";
+  const std::vector<Case> cases = {
+      {{"--dir", tmp.file("data"), "--policy", "nonsense"}, "nonsense"},
+      {{"--dir", tmp.file("file") + "/sub"}, "--dir"},
+      {{"--dir", tmp.file("data"), "--bind", "256.1.1.1", "--port", "0"}, "--bind"},
+      {{"--dir", tmp.file("data"), "--config", config}, "segment"},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.args);
+    const testing::CliResult r = testing::run_cli(testing::kv_binary(), k.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(k.names) != std::string::npos);
+    CHECK(r.out.find("replaying") == std::string::npos);
+  }
+}
+
+TEST_CASE("kv engine: an idle start and stop leaves no new segment behind") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("data");
+  {
+    KvServer server(dir, {"--policy", "batch"}, tmp.file("kv0.out"));
+    Client c(server.port());
+    CHECK(c.command({"SET", "k", "v"}).text == "OK");
+    CHECK(server.stop() == 0);
+  }
+  const auto before = segments(dir + "/commitlog");
+  for (int i = 0; i < 3; ++i) {
+    KvServer server(dir, {"--policy", "batch"}, tmp.file(fmt::format("kv{}.out", i + 1)));
+    CHECK(server.stop() == 0);
+  }
+  CHECK(segments(dir + "/commitlog").size() <= before.size());
+  KvServer server(dir, {"--policy", "batch"}, tmp.file("kv9.out"));
+  Client c(server.port());
+  CHECK(c.command({"GET", "k"}).text == "v");
+}
+
+TEST_CASE("kv engine: a replay interrupted by kill -9 and run again changes nothing") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("data");
+  const std::vector<std::string> flags = {"--policy", "batch", "--memtable-size", "64kb"};
+  {
+    KvServer server(dir, flags, tmp.file("kv1.out"));
+    Client c(server.port());
+    std::string pipeline;
+    for (int i = 0; i < 2000; ++i) {
+      pipeline += Client::encode({"SET", fmt::format("k{}", i % 300), fmt::format("v{}", i)});
+      if (i % 7 == 0) pipeline += Client::encode({"INCR", "counter"});
+      if (i % 11 == 0) pipeline += Client::encode({"APPEND", "text", "x"});
+    }
+    pipeline += Client::encode({"DEL", "k1"});
+    REQUIRE(c.send(pipeline));
+    for (int i = 0; i < 2000 + 286 + 182 + 1; ++i) REQUIRE(c.read_reply().type != 0);
+    server.kill9();
+  }
+  auto check = [&](const std::string& out) {
+    KvServer server(dir, flags, tmp.file(out));
+    Client c(server.port());
+    CHECK(c.command({"GET", "counter"}).text == "286");
+    CHECK(c.command({"STRLEN", "text"}).integer == 182);
+    CHECK(c.command({"GET", "k1"}).nil);
+    CHECK(c.command({"GET", "k299"}).text == "v1799");
+    CHECK(c.command({"DBSIZE"}).integer == 301);
+    server.kill9();  // RocksDB holds the replay in memtables only: the next start replays again
+  };
+  check("kv2.out");
+  check("kv3.out");
+}
+
+}  // namespace
+}  // namespace commitlog

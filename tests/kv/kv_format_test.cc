@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// commitlog-kv's bytes: the mutation format (round trip, and every malformed
+// payload refused as corruption) and the glob of SCAN, KEYS and CONFIG GET.
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "tools/kv/glob.h"
+#include "tools/kv/mutation.h"
+#include "tools/kv/value.h"
+
+namespace commitlog::kv {
+namespace {
+
+std::span<const std::byte> bytes(const std::string& s) {
+  return std::as_bytes(std::span(s.data(), s.size()));
+}
+
+TEST_CASE("kv format: writes round-trip, with expiry in the stored value") {
+  const std::vector<EngineWrite> writes = {
+      {EngineWrite::Kind::kPut, "key", encode_value(1234, std::string("v\0lue", 5))},
+      {EngineWrite::Kind::kDelete, "gone", {}},
+      {EngineWrite::Kind::kClear, {}, {}},
+  };
+  std::string payload;
+  encode_writes(writes, &payload);
+  std::vector<EngineWrite> decoded;
+  REQUIRE(decode(bytes(payload), &decoded).ok());
+  REQUIRE(decoded.size() == 3);
+  CHECK(decoded[0].key == "key");
+  const auto v = decode_value(decoded[0].value);
+  REQUIRE(v);
+  CHECK(v->expire_at_ms == 1234);
+  CHECK(v->data == std::string_view("v\0lue", 5));
+  CHECK(v->expired(1234));
+  CHECK_FALSE(v->expired(1233));
+  CHECK(decoded[1].kind == EngineWrite::Kind::kDelete);
+  CHECK(decoded[1].key == "gone");
+  CHECK(decoded[2].kind == EngineWrite::Kind::kClear);
+  CHECK(decode_checkpoint(encode_checkpoint({7, 99})) == Position{7, 99});
+}
+
+TEST_CASE("kv format: an older log's set is a put without expiry") {
+  // op 1, one pair, "k", "v"
+  const std::string payload("\x01\x01\x01k\x01v", 6);
+  std::vector<EngineWrite> decoded;
+  REQUIRE(decode(bytes(payload), &decoded).ok());
+  REQUIRE(decoded.size() == 1);
+  CHECK(decode_value(decoded[0].value)->expire_at_ms == 0);
+  CHECK(decode_value(decoded[0].value)->data == "v");
+}
+
+TEST_CASE("kv format: every truncation and forgery is corruption, never a crash") {
+  std::string payload;
+  encode_writes(std::vector<EngineWrite>{{EngineWrite::Kind::kPut, "key", encode_value(0, "value")}}, &payload);
+  std::vector<EngineWrite> decoded;
+  for (size_t n = 0; n < payload.size(); ++n) {
+    CAPTURE(n);
+    CHECK(decode(bytes(payload.substr(0, n)), &decoded).code() == ErrorCode::kCorruption);
+  }
+  CHECK(decode(bytes(payload + "x"), &decoded).code() == ErrorCode::kCorruption);
+  CHECK(decode(bytes(std::string("\x04\xff\xff\xff\xff\x0f", 6)), &decoded).code() == ErrorCode::kCorruption);
+  CHECK(decode(bytes(std::string("\x04\x01\x07", 3)), &decoded).code() == ErrorCode::kCorruption);
+  CHECK(decode(bytes(std::string("\x09\x01", 2)), &decoded).code() == ErrorCode::kCorruption);
+  CHECK_FALSE(decode_value("short"));
+  CHECK_FALSE(decode_checkpoint("15 bytes only!!"));
+}
+
+TEST_CASE("kv format: Redis's glob") {
+  CHECK(glob_match("*", ""));
+  CHECK(glob_match("user:*", "user:42"));
+  CHECK_FALSE(glob_match("user:*", "use"));
+  CHECK(glob_match("h?llo", "hello"));
+  CHECK(glob_match("h[ae]llo", "hallo"));
+  CHECK_FALSE(glob_match("h[^e]llo", "hello"));
+  CHECK(glob_match("h[a-c]llo", "hbllo"));
+  CHECK(glob_match("a*b*c", "aXXbYYc"));
+  CHECK_FALSE(glob_match("a*b*c", "aXXbYY"));
+  CHECK(glob_match("\\*", "*"));
+  CHECK_FALSE(glob_match("\\*", "x"));
+  // Malformed patterns match what they can and never read past their end.
+  CHECK_FALSE(glob_match("[", "a"));
+  CHECK(glob_match("\\", "\\"));
+  CHECK(glob_match("[a-", "a"));
+  CHECK(glob_match("append*", "appendfsync"));
+}
+
+}  // namespace
+}  // namespace commitlog::kv
