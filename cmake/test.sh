@@ -35,6 +35,6 @@ if [[ "${CI:-}" == "true" || "${COMMITLOG_SANITIZERS:-}" == "1" ]]; then
   # tests, with no client, and the library's own fiber tests run under TSan.
   cmake --preset tsan >/dev/null
   timed "TSan build" cmake --build --preset tsan "${sanitized_targets[@]}"
-  timed "TSan tests" ctest --preset tsan -j"$jobs" --timeout 900 -E '^kv:'
+  timed "TSan tests" ctest --preset tsan -j"$jobs" --timeout 900 -E '^kv[:_]'
   FUZZ_SECONDS=${FUZZ_SECONDS:-60} timed "fuzzing" bash cmake/fuzz.sh
 fi

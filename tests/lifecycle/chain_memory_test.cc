@@ -15,7 +15,9 @@
 #endif
 #endif
 #ifdef COMMITLOG_TEST_SANITIZED_HEAP
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtimes' own count (sanitizer/allocator_interface.h, which
+// GCC's packages do not ship).
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #else
 #include <malloc.h>
 #endif
