@@ -26,6 +26,6 @@ expect "yaml" commitlog config --strict --format y
 expect "jsonl" commitlog dump --format j
 expect "--format" commitlog config --f
 expect "yes no" commitlog-kv --protected-mode ""
-expect "--recovery --requirepass --requirepass-file" commitlog-kv --re
+expect "--reference-rocksdb-wal --recovery --requirepass --requirepass-file" commitlog-kv --re
 [[ $(complete -p commitlog commitlog-kv | grep -c -- '-F _commitlog') == 2 ]] || { echo "not registered" >&2; failed=1; }
 exit $failed
