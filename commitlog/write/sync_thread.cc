@@ -23,8 +23,8 @@ SyncThread::SyncThread(Clock& clock, SegmentChain& chain, DurableWaiters& waiter
       state_(clock),
       last_seal_(clock.now()),
       pipeline_(clock, chain, waiters, policy, counters_, failure_policy, overlap_commits, observer,
-                [this] { wake(kCommitDone, State::kAwaitingCommit); }),
-      clock_moves_(clock, [this] { wake(kTimeMoved, State::kAwaitingCommit); }) {
+                [this] { wake(kCommitDone); }),
+      clock_moves_(clock, [this] { wake(kTimeMoved); }) {
   waiters_.advance(0, last_seal_);
   thread_ = std::thread([this] { run(); });
 }
@@ -36,11 +36,11 @@ SyncThread::~SyncThread() { stop(); }
 // either the waker sees the thread asleep and wakes it, or the thread sees
 // the request and does not sleep. A sleep is a futex wait on the state word,
 // ended by whoever moves the word on: no mutex on either side.
-void SyncThread::wake(uint32_t requests, State at_least) {
+void SyncThread::wake(uint32_t requests) {
   requests_.fetch_or(requests);
   while (true) {
     const uint32_t state = state_.load();
-    if (state < word(at_least)) return;
+    if ((ended_by(static_cast<State>(state)) & requests) == 0) return;
     // Failing, the thread woke by itself meanwhile, or went to another sleep: look again.
     if (state_.compare_exchange(state, word(State::kRunning))) {
       state_.wake_one();
@@ -49,7 +49,7 @@ void SyncThread::wake(uint32_t requests, State at_least) {
   }
 }
 
-void SyncThread::request_sync() { wake(kSyncAsked | kPoked, State::kUntilPlan); }
+void SyncThread::request_sync() { wake(kSyncAsked | kPoked); }
 
 // A sleep until a planned time ends by itself at that time and plans again,
 // with this waiter counted: ending it now would only make the same plan
@@ -58,15 +58,15 @@ void SyncThread::request_sync() { wake(kSyncAsked | kPoked, State::kUntilPlan); 
 // producers arriving all the time, one always has, and the thread would
 // plan again and again through every hold, on a CPU the producers need. A
 // policy that wants an earlier end asks with kRequestSyncAndWait.
-void SyncThread::notify_waiter() { wake(kWaiter, State::kIdle); }
+void SyncThread::notify_waiter() { wake(kWaiter); }
 
-void SyncThread::notify_switch() { wake(kSwitch, State::kUntilPlan); }
+void SyncThread::notify_switch() { wake(kSwitch); }
 
-void SyncThread::request_explicit_flush() { wake(kExplicit, State::kUntilPlan); }
+void SyncThread::request_explicit_flush() { wake(kExplicit); }
 
 void SyncThread::stop() {
   if ((requests_.load() & kStop) != 0) return;
-  wake(kStop, State::kAwaitingCommit);
+  wake(kStop);
   thread_.join();
 }
 
@@ -194,11 +194,8 @@ void SyncThread::execute(const SyncPlan& plan) {
 
 // A request that ends this sleep and came before it keeps the thread awake.
 void SyncThread::sleep(State state, TimePoint until) {
-  const uint32_t ends = state == State::kAwaitingCommit ? kCommitDone | kTimeMoved | kStop
-                        : state == State::kUntilPlan   ? ~uint32_t{kSyncAsked | kWaiter}
-                                                       : ~uint32_t{kSyncAsked};
   state_.store(word(state));
-  if ((requests_.load() & ends) == 0) {
+  if ((requests_.load() & ended_by(state)) == 0) {
     reach_test_point("sync loop: asleep");
     const bool timed = until != TimePoint::max();
     const TimePoint wake_at = timed ? clock_.wake_by_itself_at(until) : TimePoint::max();

@@ -76,7 +76,8 @@ class SyncThread {
   const SyncCounters& counters() const { return counters_; }
 
  private:
-  // Where the thread is, ordered by how deeply it sleeps. Only the thread
+  // Where the thread is, ordered by how deeply it sleeps: each sleep is ended
+  // by everything that ends the one above it, and more (ended_by()). Only the thread
   // moves itself into a sleep; whoever ends one moves the state back to
   // kRunning and wakes it (wake()), or the sleep's time comes.
   enum class State : uint32_t {
@@ -111,8 +112,19 @@ class SyncThread {
   void execute(const SyncPlan& plan) REQUIRES(round_mu_);
   // Sleeps in `state` until `until` or until a request that ends it.
   void sleep(State state, TimePoint until);
-  // Sets `requests` and ends a sleep at least as deep as `at_least`.
-  void wake(uint32_t requests, State at_least);
+  // Sets `requests` and ends the thread's sleep if one of them ends it.
+  void wake(uint32_t requests);
+  // The requests that end a sleep in `state` (none for kRunning): the one
+  // table of which request ends which sleep, read by the sleeper and the waker.
+  static constexpr uint32_t ended_by(State state) {
+    switch (state) {
+      case State::kRunning: return 0;
+      case State::kAwaitingCommit: return kCommitDone | kTimeMoved | kStop;
+      case State::kUntilPlan: return ~uint32_t{kSyncAsked | kWaiter};
+      case State::kIdle: return ~uint32_t{kSyncAsked};
+    }
+    return 0;
+  }
   bool take(Request request) { return (requests_.fetch_and(~uint32_t{request}) & request) != 0; }
 
   Clock& clock_;
