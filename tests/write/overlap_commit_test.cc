@@ -21,6 +21,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/loop_points.h"
+#include "tests/support/manual_clock.h"
 
 namespace commitlog {
 namespace {
@@ -79,12 +80,14 @@ class SyncGate {
 };
 
 // A FileSystem whose files count their writes and sync through the gate.
-// Each write takes `write_delay` (set before opening anything): staging as
-// slow as a disk that is fast against the CPU, where overlap pays.
+// Each write moves `clock` on by `write_delay` (both set before opening
+// anything): to the log, staging as slow as a disk that is fast against the
+// CPU, where overlap pays; no test waits for it in real time.
 class GatedFileSystem final : public FileSystem {
  public:
   explicit GatedFileSystem(FileSystem& inner) : inner_(inner) {}
   SyncGate gate;
+  testing::ManualClock* clock = nullptr;
   std::chrono::microseconds write_delay{0};
   uint64_t writes() const { return writes_.load(); }  // completed
 
@@ -121,7 +124,7 @@ class GatedFileSystem final : public FileSystem {
       return inner_->sync_mapped(offset, length);
     }
     Status write_at(uint64_t offset, std::span<const std::byte> data) override {
-      std::this_thread::sleep_for(fs_.write_delay);
+      if (fs_.clock != nullptr) fs_.clock->advance(fs_.write_delay);
       const Status status = inner_->write_at(offset, data);
       fs_.writes_.fetch_add(1);
       return status;
@@ -144,8 +147,9 @@ class GatedFileSystem final : public FileSystem {
   std::atomic<uint64_t> writes_{0};
 };
 
-Options gated_options(FileSystem& fs) {
+Options gated_options(FileSystem& fs, Clock* clock = nullptr) {
   Options o;
+  if (clock != nullptr) o.clock = clock;
   o.directory = kLogDir;
   o.sync_policy = "batch";
   o.compression = Compression::kLz4;
@@ -173,6 +177,7 @@ std::string payload(const char* name) {
 // the sync thread and so turns the overlap on: its commit runs on the commit
 // thread, held. Then "third" is appended.
 struct HeldFlush {
+  testing::ManualClock clock;
   FaultFileSystem disk;
   GatedFileSystem fs{disk};
   std::unique_ptr<CommitLog> log;
@@ -186,8 +191,9 @@ struct HeldFlush {
   }
 
   void start() {
+    fs.clock = &clock;
     fs.write_delay = 5ms;
-    auto opened = CommitLog::open(gated_options(fs));
+    auto opened = CommitLog::open(gated_options(fs, &clock));
     REQUIRE(opened.ok());
     log = std::move(opened).value();
     REQUIRE(log->append(1, payload("warm-up")).ok());
