@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "tests/support/kv_process.h"
+#include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 
@@ -26,14 +27,6 @@ using testing::Client;
 using testing::KvServer;
 using testing::Reply;
 using testing::info;
-
-std::set<std::string> segments(const std::string& dir) {
-  std::set<std::string> names;
-  if (!std::filesystem::exists(dir)) return names;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".log") names.insert(e.path().filename());
-  return names;
-}
 
 TEST_CASE("kv engine: SET's options, the integer commands, APPEND, STRLEN, GETDEL") {
   testing::TempDir tmp;
@@ -192,12 +185,12 @@ TEST_CASE("kv engine: an idle start and stop leaves no new segment behind") {
     CHECK(c.command({"SET", "k", "v"}).text == "OK");
     CHECK(server.stop() == 0);
   }
-  const auto before = segments(dir + "/commitlog");
+  const size_t before = testing::segment_files(dir + "/commitlog").size();
   for (int i = 0; i < 3; ++i) {
     KvServer server(dir, {"--policy", "batch"}, tmp.file(fmt::format("kv{}.out", i + 1)));
     CHECK(server.stop() == 0);
   }
-  CHECK(segments(dir + "/commitlog").size() <= before.size());
+  CHECK(testing::segment_files(dir + "/commitlog").size() <= before);
   KvServer server(dir, {"--policy", "batch"}, tmp.file("kv9.out"));
   Client c(server.port());
   CHECK(c.command({"GET", "k"}).text == "v");

@@ -31,6 +31,7 @@
 #include <fmt/core.h>
 
 #include "tests/support/kv_process.h"
+#include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/thread_names.h"
@@ -44,13 +45,6 @@ using testing::Client;
 using testing::KvServer;
 using testing::Reply;
 using testing::info;
-
-size_t segment_count(const std::string& dir) {
-  size_t n = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    n += entry.path().extension() == ".log";
-  return n;
-}
 
 std::string write_config(const testing::TempDir& tmp, const std::string& yaml) {
   const std::string path = tmp.file("commitlog.yaml");
@@ -330,14 +324,14 @@ TEST_CASE("kv: RocksDB flushes discard the log, which stays bounded, and a resta
         pipeline += Client::encode({"SET", fmt::format("key{}", round * 100 + i), value});
       REQUIRE(c.send(pipeline));
       for (int i = 0; i < 100; ++i) REQUIRE(c.read_reply().text == "OK");
-      most_segments = std::max(most_segments, segment_count(dir + "/commitlog"));
+      most_segments = std::max(most_segments, testing::segment_files(dir + "/commitlog").size());
     }
     // 9.6 MB went through segments of 1 MiB; discards run on the log's
     // lifecycle thread, so wait for the count to settle.
-    size_t segments = segment_count(dir + "/commitlog");
+    size_t segments = testing::segment_files(dir + "/commitlog").size();
     for (int tries = 0; tries < 500 && segments > 4; ++tries) {
       std::this_thread::sleep_for(20ms);
-      segments = segment_count(dir + "/commitlog");
+      segments = testing::segment_files(dir + "/commitlog").size();
     }
     const auto p = info(c, "persistence");
     CHECK(std::stoll(p.at("kv_rocksdb_flushes")) >= 1);
@@ -450,7 +444,7 @@ TEST_CASE("kv: with cdc_enabled its changes wait in DIR/cdc_raw for a tail, disc
     REQUIRE(server.stop() == 0);
   }
   // The discards after RocksDB's flushes deleted segments from the log, not from cdc_raw.
-  CHECK(segment_count(dir + "/cdc_raw") > segment_count(dir + "/commitlog"));
+  CHECK(testing::segment_files(dir + "/cdc_raw").size() > testing::segment_files(dir + "/commitlog").size());
   // SET key0 vvv...: op 4, one write, a put, then the key and the value, each after its length.
   const testing::CliResult tail =
       testing::run_cli(COMMITLOG_CLI, {"tail", dir + "/cdc_raw", "--format", "text", "--table", "0"});
