@@ -61,11 +61,17 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
   auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
 
+  auto spares = SpareSegments::open(fs, options.directory, segment_file_size(options, *mode),
+                                    reuses_spares(options, *mode));
+  if (!spares.ok()) return spares.status();
+
   auto impl = std::make_unique<Impl>(std::move(lock), options, std::move(mode).value(),
-                                     std::move(policy).value(), *first_id);
+                                     std::move(policy).value(), *first_id, std::move(spares).value());
   CL_RETURN_IF_ERROR(impl->chain.start());
+  impl->spares->trim();
   impl->initial_allocation_waits = impl->allocator.waits();
-  impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain);
+  impl->lifecycle = std::make_unique<SegmentLifecycle>(options, std::move(archive), impl->chain,
+                                                       impl->spares.get());
   CL_RETURN_IF_ERROR(impl->lifecycle->start());
   if (options.cdc.enabled) {
     impl->cdc = std::make_unique<CdcWriter>(impl->options);
@@ -199,6 +205,7 @@ Status CommitLog::close() {
     if (s.cdc) s.cdc->stop();
     s.lifecycle->stop();
     s.allocator.stop();
+    s.lifecycle->park_empty_last();
     s.directory_lock.reset();  // nothing of this log touches the directory any more
   }
   return s.waiters.error();

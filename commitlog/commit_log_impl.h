@@ -26,21 +26,33 @@ inline uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
          (mode.mode == DiskAccessMode::kDirect ? format::kFlagWholeBlocks : 0);
 }
 
+// Whether the log's new segments are made of spare files
+// (lifecycle/spare_segments.h), and their files' size.
+inline bool reuses_spares(const Options& o, const AccessModeChoice& mode) {
+  return o.compression == Compression::kNone &&
+         (mode.mode == DiskAccessMode::kStandard || mode.mode == DiskAccessMode::kDirect);
+}
+inline uint64_t segment_file_size(const Options& o, const AccessModeChoice& mode) {
+  if (mode.mode != DiskAccessMode::kDirect) return o.segment_size;
+  return (o.segment_size + mode.block_size - 1) / mode.block_size * mode.block_size;
+}
+
 // Members are declared in dependency order, so they are destroyed sync
 // thread first, allocator last, and the directory's lock after all of them.
 // The chain hands finished segments to the lifecycle on the sync thread.
 struct CommitLog::Impl {
   Impl(std::unique_ptr<FileLock> l, const Options& o, AccessModeChoice mode, std::unique_ptr<SyncPolicy> p,
-       uint64_t first_id)
+       uint64_t first_id, std::unique_ptr<SpareSegments> s)
       : directory_lock(std::move(l)),
         options(o),
         access_mode(std::move(mode)),
         policy(std::move(p)),
         image_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         clock(*o.clock),
+        spares(std::move(s)),
         allocator(*o.file_system, clock, o.directory,
                   {.capacity = o.segment_size, .flags = segment_flags(o, access_mode), .permissions = o.file_mode},
-                  first_id, &image_buffers, access_mode.storage()),
+                  first_id, &image_buffers, access_mode.storage(), spares.get()),
         waiters(clock, o.spin_wait, [this](const Status& error) { allocator.fail(error); }),
         chain(
             allocator, [this] { sync_thread->notify_switch(); },
@@ -128,6 +140,7 @@ struct CommitLog::Impl {
   std::unique_ptr<SyncPolicy> policy;
   BufferPool image_buffers;  // allocates nothing until a segment that is not mapped asks
   Clock& clock;
+  std::unique_ptr<SpareSegments> spares;
   SegmentAllocator allocator;
   DurableWaiters waiters;
   SegmentChain chain;

@@ -52,6 +52,8 @@ MetricsSnapshot CommitLog::metrics() const {
   m.space_wait_nanos = t.wait_nanos;
   m.space_timeouts = t.timeouts;
   m.segments_deleted = l.deleted;
+  m.segments_recycled = l.recycled;
+  m.spare_segments = l.spares;
   m.segments_archived = l.archived;
   m.archive_failures = l.archive_failures;
   m.delete_failures = l.delete_failures;

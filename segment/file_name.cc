@@ -42,6 +42,18 @@ Result<std::optional<uint64_t>> parse_segment_file_name(std::string_view name) {
   return std::optional<uint64_t>(*id);
 }
 
+std::string spare_file_name(uint64_t id) {
+  return std::string(format::kFilePrefix) + std::to_string(id) + format::kSpareSuffix;
+}
+
+std::optional<uint64_t> parse_spare_file_name(std::string_view name) {
+  const std::string_view prefix = format::kFilePrefix, suffix = format::kSpareSuffix;
+  if (name.size() < prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix)) {
+    return std::nullopt;
+  }
+  return decimal(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size()));
+}
+
 std::string base_name(const std::string& path) {
   const size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);

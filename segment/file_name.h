@@ -14,6 +14,12 @@ namespace commitlog {
 
 std::string segment_file_name(uint64_t id);
 
+// A file kept to be reused as a segment (commitlog/lifecycle/spare_segments.h):
+// CommitLog-<id>.spare, `id` the one it had as a segment. Readers ignore it.
+std::string spare_file_name(uint64_t id);
+// The id in a spare's name; nullopt for any other name.
+std::optional<uint64_t> parse_spare_file_name(std::string_view name);
+
 // The last component of `path`: what follows its last '/', or all of it.
 std::string base_name(const std::string& path);
 

@@ -30,8 +30,13 @@
 namespace commitlog::format {
 
 // Version 2 adds the seal (kHeaderSealOffset) and end markers that record
-// their synced offset; this build writes 2 and reads 1 and 2.
-inline constexpr uint16_t kFormatVersion = 2;
+// their synced offset. Version 3 lets a file be reused for a new segment
+// with its old bytes in place (recycled segments): past a segment's data
+// may lie bytes of an earlier segment, which nothing validates for the new
+// id, so a zero marker slot ends the data unless a valid entry of this
+// segment follows it (stale_bytes_may_follow()). This build writes 3 and
+// reads 1 to 3.
+inline constexpr uint16_t kFormatVersion = 3;
 inline constexpr uint16_t kOldestReadableVersion = 1;
 // "CLOGSEG1" read as a little-endian u64.
 inline constexpr uint64_t kMagic = 0x31474553474f4c43ULL;
@@ -80,6 +85,7 @@ inline constexpr size_t kHeaderChecksumOffset = 56;  // u64 XXH3-64 of bytes [0,
 constexpr size_t header_checksummed_bytes(uint16_t version) {
   return version >= 2 ? kHeaderSealOffset : kHeaderChecksumOffset;
 }
+constexpr bool stale_bytes_may_follow(uint16_t version) { return version >= 3; }
 
 // Sync marker.
 inline constexpr size_t kMarkerSize = 16;
@@ -147,5 +153,7 @@ inline constexpr uint32_t kSectionMore = 1u << 2;    // not the last of its flus
 // Segment files are named CommitLog-<version>-<id>.log.
 inline constexpr const char* kFilePrefix = "CommitLog-";
 inline constexpr const char* kFileSuffix = ".log";
+// A file kept for reuse as a segment: CommitLog-<id>.spare.
+inline constexpr const char* kSpareSuffix = ".spare";
 
 }  // namespace commitlog::format

@@ -79,8 +79,19 @@ std::optional<SegmentItem> SegmentReader::enter_section() {
   const uint64_t end = classifier_.nonzero_end(at);
   if (end == at) return finish(at, EndKind::kEndOfData);
   if (image_.truncated) return truncated_at(at);
+  if (zeroed && format::stale_bytes_may_follow(header_.version) && !entry_follows(at)) {
+    // A recycled file's earlier contents, or an append torn before its
+    // header was whole: nothing of this segment, and nothing acknowledged.
+    return finish(at, EndKind::kEndOfData);
+  }
   end_ = SegmentEnd{EndKind::kTorn, at, sections_};
   return damage(at, end - at, zeroed ? DamageKind::kUnsealedBytes : DamageKind::kBadMarker);
+}
+
+bool SegmentReader::entry_follows(uint64_t marker) const {
+  const uint64_t at = marker + format::kMarkerSize;
+  return available(at, format::kEntryHeaderSize) &&
+         decode_entry_header(image_.bytes.data() + at, header_.id, at).has_value();
 }
 
 SegmentItem SegmentReader::read_entry() {

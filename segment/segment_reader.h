@@ -9,7 +9,9 @@
 // after a bad payload at the next entry, after a bad entry header at the next
 // marker, after a bad or zeroed marker at the next valid marker found by
 // scanning forward. Non-zero bytes after the last sealed data, and a file cut
-// short, are regions too. So a caller that wants to stop at the first damage
+// short, are regions too; in a version 3 segment, bytes after a zero marker
+// slot are one only when an entry of this segment starts right after it (else
+// they are a recycled file's earlier contents, and the data ends there). So a caller that wants to stop at the first damage
 // stops, and one that skips keeps calling next().
 //
 // A damaged seal (format::kHeaderSealOffset) is the first region, and data
@@ -87,6 +89,9 @@ class SegmentReader {
  private:
   // At the marker slot marker_: enters its section (nullopt) or yields what ends the data there.
   std::optional<SegmentItem> enter_section();
+  // Whether a valid entry header of this segment starts right after the
+  // marker slot at `marker`: unsealed appends, not stale bytes.
+  bool entry_follows(uint64_t marker) const;
   SegmentItem read_entry();
   SegmentItem damage(uint64_t at, uint64_t length, DamageKind kind);
   // The data ends at `at`; a file cut short is reported first.

@@ -16,13 +16,14 @@ Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::
     auto id = parse_segment_file_name(name);
     if (!id.ok()) return Status::invalid_argument(dir + "/" + id.status().message());
     if (*id) next = std::max(next, **id + 1);
+    if (auto spare = parse_spare_file_name(name)) next = std::max(next, *spare + 1);
   }
   return next;
 }
 
 SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir,
                                    SegmentFileInfo shape, uint64_t first_id, BufferPool* pool,
-                                   StorageMode mode)
+                                   StorageMode mode, SpareSegments* spares)
     : fs_(fs),
       clock_(clock),
       dir_(std::move(dir)),
@@ -30,6 +31,7 @@ SegmentAllocator::SegmentAllocator(FileSystem& fs, const Clock& clock, std::stri
       first_id_(first_id),
       pool_(pool),
       mode_(mode),
+      spares_(spares),
       next_id_(first_id),
       thread_([this] { run(); }) {}
 
@@ -48,9 +50,10 @@ void SegmentAllocator::stop() {
   thread_.join();
   if (ready_) {
     std::string path = ready_->path();
+    const uint64_t id = ready_->id();
     ready_.reset();
     // An unused segment holds no data; leaving it would only cost space.
-    fs_.remove(path).ignore();
+    if (spares_ == nullptr || !spares_->offer(path, id)) fs_.remove(path).ignore();
     fs_.sync_dir(dir_).ignore();
   }
 }
@@ -80,7 +83,7 @@ void SegmentAllocator::run() {
     info.id = id;
     info.previous_id = id == first_id_ ? 0 : id - 1;
     lock.unlock();
-    auto segment = MappedSegment::create(fs_, clock_, dir_, info, pool_, mode_);
+    auto segment = make(info);
     lock.lock();
     if (segment.ok()) {
       ready_ = std::move(segment).value();
@@ -90,6 +93,17 @@ void SegmentAllocator::run() {
     }
     ready_cv_.notify_all();
   }
+}
+
+Result<std::unique_ptr<MappedSegment>> SegmentAllocator::make(const SegmentFileInfo& info) {
+  if (auto spare = spares_ != nullptr ? spares_->take() : std::nullopt) {
+    auto reused = MappedSegment::create(fs_, clock_, dir_, info, pool_, mode_, *spare);
+    if (reused.ok() || reused.status().code() == ErrorCode::kClosed) return reused;
+    // A spare that cannot be reused (its size changed, say) is only space:
+    // a new file serves instead.
+    fs_.remove(*spare).ignore();
+  }
+  return MappedSegment::create(fs_, clock_, dir_, info, pool_, mode_);
 }
 
 Result<std::unique_ptr<MappedSegment>> SegmentAllocator::take() {

@@ -22,6 +22,7 @@
 
 #include <boost/fiber/condition_variable.hpp>
 
+#include "commitlog/lifecycle/spare_segments.h"
 #include "segment/storage/mapped_segment.h"
 
 namespace commitlog {
@@ -32,12 +33,15 @@ class SegmentAllocator {
   // `pool` (may be null for mapped plain segments) must outlive the allocator;
   // fail() and stop() shut it.
   // `clock` must outlive the allocator and its segments.
+  // `spares` (may be null) must outlive the allocator: a segment is made
+  // from a spare file when it has one (spare_segments.h).
   SegmentAllocator(FileSystem& fs, const Clock& clock, std::string dir, SegmentFileInfo shape,
-                   uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {});
+                   uint64_t first_id, BufferPool* pool = nullptr, StorageMode mode = {},
+                   SpareSegments* spares = nullptr);
   ~SegmentAllocator();  // stop()
 
-  // Stops the thread and removes a prepared, unused segment. Idempotent;
-  // take() fails afterwards.
+  // Stops the thread; a prepared, unused segment becomes a spare or is
+  // removed. Idempotent; take() fails afterwards.
   void stop();
   // The log has failed for good (a sticky error): take(), waiting now or
   // later, returns `error`, and the thread stops making segments, also one
@@ -54,6 +58,7 @@ class SegmentAllocator {
 
  private:
   void run();
+  Result<std::unique_ptr<MappedSegment>> make(const SegmentFileInfo& info);
 
   FileSystem& fs_;
   const Clock& clock_;
@@ -62,6 +67,7 @@ class SegmentAllocator {
   const uint64_t first_id_;
   BufferPool* const pool_;
   const StorageMode mode_;
+  SpareSegments* const spares_;
   mutable std::mutex mu_;
   std::condition_variable work_cv_;                  // wakes the allocator thread
   boost::fibers::condition_variable_any ready_cv_;  // wakes take(): suspends only a fiber
@@ -73,8 +79,8 @@ class SegmentAllocator {
   std::thread thread_;
 };
 
-// The first id for a new process: above every existing segment id in `dir` and
-// above the wall clock in milliseconds.
+// The first id for a new process: above every segment id and spare's id in
+// `dir` (spare_segments.h) and above the wall clock in milliseconds.
 Result<uint64_t> next_segment_id(FileSystem& fs, const Clock& clock, const std::string& dir);
 
 }  // namespace commitlog

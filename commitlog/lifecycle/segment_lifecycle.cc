@@ -19,7 +19,8 @@ constexpr Duration kFlushRequestRetry = std::chrono::seconds(1);
 
 }  // namespace
 
-SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, const SegmentChain& chain)
+SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, const SegmentChain& chain,
+                                   SpareSegments* spares)
     : fs_(*options.file_system),
       clock_(*options.clock),
       dir_(options.directory),
@@ -30,6 +31,7 @@ SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, 
       archive_(std::move(archive)),
       on_flush_request_(options.on_flush_request),
       chain_(chain),
+      spares_(spares),
       throttle_(*options.clock, options.total_space_hard_limit, options.total_space_max_delay,
                 [this] { return pressure_bytes(); }),
       next_unfinished_(chain.first_id()),
@@ -78,6 +80,18 @@ void SegmentLifecycle::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void SegmentLifecycle::park_empty_last() {
+  std::lock_guard lock(mu_);
+  if (spares_ == nullptr || !stopped_ || records_.empty()) return;
+  auto last = std::prev(records_.end());
+  const Record& r = last->second;
+  if (last->first != chain_.active_id() || !r.tables.empty() || r.keep || (archive_ && !r.archived)) return;
+  if (!spares_->park(r.path, last->first)) return;
+  fs_.sync_dir(dir_).ignore();
+  retained_.fetch_sub(r.bytes);
+  records_.erase(last);
+}
+
 void SegmentLifecycle::on_finished(const MappedSegment& segment) {
   Record r;
   r.path = segment.path();
@@ -124,7 +138,7 @@ uint64_t SegmentLifecycle::total_bytes() const {
   if (next <= active->id()) {
     bytes += (active->id() - next) * capacity_ + (compressed_ ? active->used() : capacity_);
   }
-  return bytes;
+  return bytes + (spares_ != nullptr ? spares_->bytes() : 0);
 }
 
 uint64_t SegmentLifecycle::pressure_bytes() const {
@@ -150,6 +164,8 @@ LifecycleCounters SegmentLifecycle::counters() const {
   const uint64_t active = chain_.active_id(), next = next_unfinished_.load();
   if (next <= active) c.segments += active - next + 1;
   c.deleted = deleted_.load();
+  c.recycled = recycled_.load();
+  c.spares = spares_ != nullptr ? spares_->count() : 0;
   c.archived = archived_.load();
   c.archive_failures = archive_failures_.load();
   c.delete_failures = delete_failures_.load();
@@ -300,7 +316,13 @@ void SegmentLifecycle::remove_clean() {
     }
   }
   std::vector<uint64_t> removed;
+  uint64_t recycled = 0;
   for (const SegmentFile& file : due) {
+    if (recycle(file.id, file.path)) {
+      removed.push_back(file.id);
+      ++recycled;
+      continue;
+    }
     const Status status = fs_.remove(file.path);
     if (status.ok() || !fs_.exists(file.path)) {
       removed.push_back(file.id);
@@ -325,8 +347,15 @@ void SegmentLifecycle::remove_clean() {
     }
   }
   retained_.fetch_sub(freed);
-  deleted_.fetch_add(removed.size());
+  deleted_.fetch_add(removed.size() - recycled);
+  recycled_.fetch_add(recycled);
   throttle_.release();
+}
+
+// Only segments of this process: their size is the configured one.
+bool SegmentLifecycle::recycle(uint64_t id, const std::string& path) {
+  if (spares_ == nullptr || compressed_ || id < chain_.first_id()) return false;
+  return (soft_limit() == 0 || total_bytes() <= soft_limit()) && spares_->offer(path, id);
 }
 
 void SegmentLifecycle::request_flushes() {

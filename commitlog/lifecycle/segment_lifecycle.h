@@ -37,6 +37,14 @@
 // total_bytes() but with the active segment at the bytes it used, so the
 // back-pressure rises with every append rather than per segment.
 //
+// Recycling. A segment this process wrote that would be deleted becomes a
+// spare instead (spare_segments.h) while the pool takes it and the files
+// stay within the soft limit; spares count in total_bytes() (they are the
+// log's disk) but not against the hard limit, since the next segments are
+// made of them. At close, the last segment, when it holds no entry, is
+// parked as a spare (park_empty_last()): an idle open and close leaves no
+// segment behind.
+//
 // Sealing. Each segment this process finishes is sealed on the lifecycle
 // thread before it is archived; a seal that cannot be written is reported
 // and leaves the segment as a crash would, its tail unproved.
@@ -61,6 +69,7 @@
 #include "commitlog/position.h"
 #include "commitlog/lifecycle/segment_chain.h"
 #include "commitlog/lifecycle/space_throttle.h"
+#include "commitlog/lifecycle/spare_segments.h"
 
 namespace commitlog {
 
@@ -68,6 +77,8 @@ struct LifecycleCounters {
   uint64_t segments = 0;          // files of the log now, the active one included
   uint64_t total_bytes = 0;       // total_bytes()
   uint64_t deleted = 0;           // segments deleted
+  uint64_t recycled = 0;          // segments made spares instead
+  uint64_t spares = 0;            // spare files kept now
   uint64_t archived = 0;          // archive commands that succeeded
   uint64_t archive_failures = 0;  // ... that failed: those segments are kept
   uint64_t delete_failures = 0;   // removals that failed: those segments are kept
@@ -76,8 +87,10 @@ struct LifecycleCounters {
 
 class SegmentLifecycle {
  public:
-  // `archive` may be empty (no archiving). `chain` must outlive this object.
-  SegmentLifecycle(const Options& options, ArchiveHook archive, const SegmentChain& chain);
+  // `archive` may be empty (no archiving). `chain` and `spares` (may be
+  // null: no recycling) must outlive this object.
+  SegmentLifecycle(const Options& options, ArchiveHook archive, const SegmentChain& chain,
+                   SpareSegments* spares = nullptr);
   ~SegmentLifecycle();  // stop()
 
   SegmentLifecycle(const SegmentLifecycle&) = delete;
@@ -97,6 +110,10 @@ class SegmentLifecycle {
   // A producer switched segments: the sizes changed. (A segment may finish
   // before the next one is active, so on_finished() alone is not enough.)
   void notify_switch();
+  // After stop(), once the allocator has stopped (so no segment after it is
+  // left to name it as previous): the last segment, if it holds no entry,
+  // becomes a spare.
+  void park_empty_last();
   // Everything of `table` at positions <= up_to is persisted elsewhere.
   void discard(uint32_t table, Position up_to);
   // Producers: back-pressure under the hard limit.
@@ -129,6 +146,7 @@ class SegmentLifecycle {
   void seal();
   void archive();
   void remove_clean();
+  bool recycle(uint64_t id, const std::string& path);
   void request_flushes();
   bool clean_locked(uint64_t id, const Record& record) const;
   uint64_t soft_limit() const;
@@ -143,6 +161,7 @@ class SegmentLifecycle {
   const ArchiveHook archive_;
   const FlushRequest on_flush_request_;
   const SegmentChain& chain_;
+  SpareSegments* const spares_;
   SpaceThrottle throttle_;
 
   // Bytes of every record; the oldest unfinished segment of the chain. Read
@@ -150,7 +169,7 @@ class SegmentLifecycle {
   // producer may count a segment twice, never not at all.
   std::atomic<uint64_t> retained_{0};
   std::atomic<uint64_t> next_unfinished_;
-  std::atomic<uint64_t> deleted_{0}, archived_{0}, archive_failures_{0}, delete_failures_{0},
+  std::atomic<uint64_t> deleted_{0}, recycled_{0}, archived_{0}, archive_failures_{0}, delete_failures_{0},
       flush_requests_{0};
 
   mutable std::mutex mu_;

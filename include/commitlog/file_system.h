@@ -153,6 +153,10 @@ class COMMITLOG_EXPORT FileSystem {
   // The size in bytes of the volume holding `dir` (statvfs). The default:
   // kNotSupported.
   virtual Result<uint64_t> volume_bytes(const std::string& dir);
+  // How many names the file `path` has (st_nlink): more than one while a hard
+  // link made by CDC or an archive command still holds it. The default:
+  // kNotSupported, and the log then never reuses a segment's file.
+  virtual Result<uint64_t> link_count(const std::string& path);
 
   // Takes an exclusive lock on the file `path`, created with `permissions`
   // when missing, without waiting: kBusy when it is held already, by

@@ -78,6 +78,8 @@ struct COMMITLOG_EXPORT MetricsSnapshot {
   uint64_t space_wait_nanos = 0;
   uint64_t space_timeouts = 0;               // ... until their deadline
   uint64_t segments_deleted = 0;
+  uint64_t segments_recycled = 0;            // kept as spare files instead, to be written over
+  uint64_t spare_segments = 0;               // spare files now
   uint64_t segments_archived = 0;
   uint64_t archive_failures = 0;             // segments kept because archiving failed
   uint64_t delete_failures = 0;              // segments kept because removing failed

@@ -39,6 +39,10 @@ Status FileSystem::link(const std::string& from, const std::string& to) {
   return Status::not_supported("link " + from + " to " + to + ": this file system has no hard links");
 }
 
+Result<uint64_t> FileSystem::link_count(const std::string& path) {
+  return Status::not_supported("link count of " + path + ": this file system has no hard links");
+}
+
 Result<uint64_t> FileSystem::volume_bytes(const std::string& dir) {
   return Status::not_supported("the size of the volume of " + dir + ": this file system does not say");
 }

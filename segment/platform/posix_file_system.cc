@@ -284,6 +284,12 @@ class PosixFileSystem final : public FileSystem {
     return {};
   }
 
+  Result<uint64_t> link_count(const std::string& path) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return Status::from_errno(errno, "stat " + path);
+    return static_cast<uint64_t>(st.st_nlink);
+  }
+
   Result<uint64_t> volume_bytes(const std::string& dir) override {
     struct statvfs vfs {};
     if (::statvfs(dir.c_str(), &vfs) != 0) return Status::from_errno(errno, "statvfs " + dir);

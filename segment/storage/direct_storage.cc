@@ -61,18 +61,23 @@ class DirectStorage final : public PooledImageStorage {
 Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, const std::string& path,
                                                             PooledBuffer buffer, uint64_t capacity,
                                                             uint64_t block_size,
-                                                            std::span<const std::byte> header) {
+                                                            std::span<const std::byte> header,
+                                                            SegmentFileOrigin origin) {
   auto file = fs.open(path, OpenMode::kReadWriteDirect);
   if (!file.ok()) return file.status();
-  // Written past the page cache, so the size of the writes makes no folios.
-  // The zeros first, header bytes included, made durable, and only then the
-  // header's block (see segment_storage.h): a crash in between leaves zeros.
   const uint64_t size = (capacity + block_size - 1) / block_size * block_size;
-  for (uint64_t at = 0; at < size; at += kPrewriteChunk) {
-    const uint64_t n = std::min(kPrewriteChunk, size - at);
-    CL_RETURN_IF_ERROR((*file)->write_at(at, {buffer.data() + at, n}));
+  if (origin == SegmentFileOrigin::kSpare) {
+    CL_RETURN_IF_ERROR(check_spare_size(**file, size));
+  } else {
+    // Written past the page cache, so the size of the writes makes no folios.
+    // The zeros first, header bytes included, made durable, and only then the
+    // header's block (see segment_storage.h): a crash in between leaves zeros.
+    for (uint64_t at = 0; at < size; at += kPrewriteChunk) {
+      const uint64_t n = std::min(kPrewriteChunk, size - at);
+      CL_RETURN_IF_ERROR((*file)->write_at(at, {buffer.data() + at, n}));
+    }
+    CL_RETURN_IF_ERROR((*file)->sync());
   }
-  CL_RETURN_IF_ERROR((*file)->sync());
   std::memcpy(buffer.data(), header.data(), header.size());
   CL_RETURN_IF_ERROR((*file)->write_at(0, {buffer.data(), block_size}));
   CL_RETURN_IF_ERROR((*file)->sync());

@@ -33,12 +33,13 @@ Result<std::unique_ptr<File>> open_direct(FileSystem& fs, const std::string& pat
   return make_block_file(std::move(file).value(), block_size);
 }
 
-// `created`: the new, empty file at `path`.
+// `created`: the file at `path`, new and empty unless `origin` says it is a spare.
 Result<std::unique_ptr<SegmentStorage>> make_storage(FileSystem& fs, const std::string& path,
                                                      std::unique_ptr<File> created,
                                                      std::optional<PooledBuffer> buffer,
                                                      const SegmentFileInfo& info, StorageMode mode,
-                                                     std::span<const std::byte> header) {
+                                                     std::span<const std::byte> header,
+                                                     SegmentFileOrigin origin) {
   if ((info.flags & format::kFlagLz4Sections) != 0) {
     auto file = mode.io == SegmentIo::kDirect ? open_direct(fs, path, mode.block_size)
                                               : Result<std::unique_ptr<File>>(std::move(created));
@@ -49,9 +50,10 @@ Result<std::unique_ptr<SegmentStorage>> make_storage(FileSystem& fs, const std::
   switch (mode.io) {
     case SegmentIo::kMapped: return make_mapped_storage(std::move(created), info.capacity, header);
     case SegmentIo::kStandard:
-      return make_standard_storage(std::move(created), std::move(*buffer), info.capacity, header);
+      return make_standard_storage(std::move(created), std::move(*buffer), info.capacity, header, origin);
     case SegmentIo::kDirect:
-      return make_direct_storage(fs, path, std::move(*buffer), info.capacity, mode.block_size, header);
+      created.reset();  // reopened for direct I/O
+      return make_direct_storage(fs, path, std::move(*buffer), info.capacity, mode.block_size, header, origin);
   }
   return Status::invalid_argument("unknown segment I/O");
 }
@@ -61,7 +63,8 @@ Result<std::unique_ptr<SegmentStorage>> make_storage(FileSystem& fs, const std::
 Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, const Clock& clock,
                                                              const std::string& dir,
                                                              SegmentFileInfo info,
-                                                             BufferPool* pool, StorageMode mode) {
+                                                             BufferPool* pool, StorageMode mode,
+                                                             const std::optional<std::string>& spare) {
   if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
       info.capacity % format::kAlignment != 0) {
     return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
@@ -87,10 +90,30 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
   std::optional<PooledBuffer> buffer = pooled ? pool->acquire() : std::nullopt;
   if (pooled && !buffer) return Status::closed("the segment buffer pool is shut: the log has stopped");
+  if (spare && (compressed || mode.io == SegmentIo::kMapped)) {
+    return Status::invalid_argument("only a plain segment written through a pooled image reuses a spare file");
+  }
   std::string path = dir + "/" + segment_file_name(info.id);
+  if (spare) {
+    // The header goes in under the spare's name, so a crash leaves either a
+    // spare or a segment with no data yet, never a segment named for one id
+    // whose header names another.
+    auto file = fs.open(*spare, OpenMode::kReadWrite);
+    if (!file.ok()) return file.status();
+    auto storage = make_storage(fs, *spare, std::move(file).value(), std::move(buffer), info, mode, header,
+                                SegmentFileOrigin::kSpare);
+    if (!storage.ok()) return storage.status();
+    CL_RETURN_IF_ERROR(fs.rename(*spare, path));
+    if (Status synced = fs.sync_dir(dir); !synced.ok()) {
+      fs.remove(path).ignore();
+      return synced;
+    }
+    return std::unique_ptr<MappedSegment>(new MappedSegment(std::move(storage).value(), clock, std::move(path), info));
+  }
   auto file = fs.open(path, OpenMode::kCreateNew, info.permissions);
   if (!file.ok()) return file.status();
-  auto storage = make_storage(fs, path, std::move(file).value(), std::move(buffer), info, mode, header);
+  auto storage = make_storage(fs, path, std::move(file).value(), std::move(buffer), info, mode, header,
+                              SegmentFileOrigin::kNew);
   // The new name must be durable before anything in it is acknowledged.
   Status made = storage.ok() ? fs.sync_dir(dir) : storage.status();
   if (!made.ok()) {

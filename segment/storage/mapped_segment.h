@@ -63,10 +63,15 @@ class MappedSegment {
   // only with kFlagFlushGroups; a compressed kDirect one needs kFlagWholeBlocks.
   // `clock` times the seals' waits for producers; it must outlive the segment.
   // kClosed when `pool` is shut (BufferPool::shut) before a buffer is free.
+  // With `spare` (a plain segment in kStandard or kDirect only), the segment
+  // is written over that file (commitlog/lifecycle/spare_segments.h), which is
+  // renamed to the segment's name once its header is durable; on an error
+  // the spare is the caller's to remove, under whichever name it has.
   static Result<std::unique_ptr<MappedSegment>> create(FileSystem& fs, const Clock& clock,
                                                        const std::string& dir,
                                                        SegmentFileInfo info,
-                                                       BufferPool* pool = nullptr, StorageMode mode = {});
+                                                       BufferPool* pool = nullptr, StorageMode mode = {},
+                                                       const std::optional<std::string>& spare = std::nullopt);
 
   uint64_t id() const { return info_.id; }
   uint64_t capacity() const { return info_.capacity; }

@@ -8,10 +8,21 @@
 
 #include <memory>
 #include <span>
+#include <string>
 
 #include "segment/storage/segment_storage.h"
 
 namespace commitlog {
+
+// Before a header is written over a spare: it must be the file a segment
+// of this size left.
+inline Status check_spare_size(File& file, uint64_t expected) {
+  auto size = file.size();
+  if (!size.ok()) return size.status();
+  if (*size == expected) return {};
+  return Status::invalid_argument("a spare segment file of " + std::to_string(*size) + " bytes, not " +
+                                  std::to_string(expected));
+}
 
 class PooledImageStorage : public SegmentStorage {
  public:

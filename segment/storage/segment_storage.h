@@ -121,28 +121,38 @@ Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
     std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
     bool flush_groups, std::span<const std::byte> header);
 
-// The standard and direct storages pre-write the file with zeros to its
-// full size and sync it before they write the header, then sync again: a
-// plain segment is never shorter than its header's capacity (FORMAT.md), and
-// a crash (kill -9 or power loss) while a file is made leaves only zeros,
-// which replay takes for the unused leftover they are.
-//
-// Pre-writes `file` with zeros to capacity bytes in 4 KiB pwrites, syncs,
-// writes `header` and syncs; the image is `buffer` (zeroed). Overwriting
-// written blocks spares each fdatasync the extent changes a fallocated file's
-// first writes make; 4 KiB writes keep the page cache from building large
-// folios, each of which a small write would dirty and an fdatasync write
-// back whole.
+// Where the file of a standard or direct segment comes from.
+enum class SegmentFileOrigin {
+  // Created empty: it is pre-written with zeros to its full size and synced
+  // before the header is written, then synced again. So a plain segment is
+  // never shorter than its header's capacity (FORMAT.md), and a crash while
+  // a file is made leaves only zeros, which replay takes for the unused
+  // leftover they are. Overwriting written blocks spares each fdatasync the
+  // extent changes a fallocated file's first writes make.
+  kNew,
+  // A spare (commitlog/lifecycle/spare_segments.h): already its full size,
+  // every block written; its old bytes stay, and the header and the first
+  // marker slot are written over them and synced.
+  kSpare,
+};
+
+// Makes `file` ready as `origin` says and writes `header`; the image is
+// `buffer` (zeroed). Zeros are pre-written in 4 KiB pwrites, which keep the
+// page cache from building large folios, each of which a small write would
+// dirty and an fdatasync write back whole.
 Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
                                                               uint64_t capacity,
-                                                              std::span<const std::byte> header);
-// Opens `path` (an existing, empty file) for direct I/O, pre-writes it with
-// zeros to capacity rounded up to `block_size`, syncs, writes the block
-// holding `header` and syncs; the image is `buffer` (zeroed). `block_size`:
-// a power of two from 4096 to kBufferAlignment (FileSystem::direct_io_block_size()).
+                                                              std::span<const std::byte> header,
+                                                              SegmentFileOrigin origin);
+// Opens `path` (an empty file, or a spare) for direct I/O; its size is
+// capacity rounded up to `block_size`, pre-written as `origin` says; then the
+// block holding `header` is written and synced; the image is `buffer`
+// (zeroed). `block_size`: a power of two from 4096 to kBufferAlignment
+// (FileSystem::direct_io_block_size()).
 Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, const std::string& path,
                                                             PooledBuffer buffer, uint64_t capacity,
                                                             uint64_t block_size,
-                                                            std::span<const std::byte> header);
+                                                            std::span<const std::byte> header,
+                                                            SegmentFileOrigin origin);
 
 }  // namespace commitlog

@@ -27,16 +27,23 @@ class StandardStorage final : public PooledImageStorage {
 
 Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
                                                               uint64_t capacity,
-                                                              std::span<const std::byte> header) {
-  // The zeros first, header bytes included, made durable, and only then the
-  // header (see segment_storage.h): a crash in between leaves zeros.
-  for (uint64_t at = 0; at < capacity; at += kPrewritePage) {
-    const uint64_t n = std::min(kPrewritePage, capacity - at);
-    CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
+                                                              std::span<const std::byte> header,
+                                                              SegmentFileOrigin origin) {
+  if (origin == SegmentFileOrigin::kSpare) {
+    CL_RETURN_IF_ERROR(check_spare_size(*file, capacity));
+  } else {
+    // The zeros first, header bytes included, made durable, and only then the
+    // header (see segment_storage.h): a crash in between leaves zeros.
+    for (uint64_t at = 0; at < capacity; at += kPrewritePage) {
+      const uint64_t n = std::min(kPrewritePage, capacity - at);
+      CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
+    }
+    CL_RETURN_IF_ERROR(file->sync());
   }
-  CL_RETURN_IF_ERROR(file->sync());
+  // With the first marker slot: a spare's old bytes there must read as the
+  // zero marker of a segment with no data yet.
   std::memcpy(buffer.data(), header.data(), header.size());
-  CL_RETURN_IF_ERROR(file->write_at(0, header));
+  CL_RETURN_IF_ERROR(file->write_at(0, {buffer.data(), format::kFirstEntryOffset}));
   CL_RETURN_IF_ERROR(file->sync());
   return std::unique_ptr<SegmentStorage>(new StandardStorage(std::move(file), std::move(buffer)));
 }

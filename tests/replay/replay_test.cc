@@ -104,6 +104,11 @@ TEST_CASE("unsealed bytes after the last marker are dropped and counted, not rep
   auto bytes = read_file(path);
   const uint64_t tail = log.sections[0].back().offset + format::entry_footprint(log.payloads.back().size());
   for (uint64_t i = tail + format::kMarkerSize; i < tail + 500; ++i) bytes[i] = std::byte{0x5a};
+  // An append of this segment that was never sealed, not an earlier segment's bytes.
+  SegmentHeader header;
+  REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
+  encode_entry_header(bytes.data() + tail + format::kMarkerSize, {500 - format::kMarkerSize, 7, 1, 0}, header.id,
+                      tail + format::kMarkerSize);
   write_file(path, bytes);
   auto replayed = replay_all(dir.path());
   REQUIRE(replayed.report.status.ok());

@@ -13,7 +13,7 @@ namespace commitlog {
 namespace {
 
 TEST_CASE("file names: a segment's name carries its id and reads back") {
-  CHECK(segment_file_name(1712345678901) == "CommitLog-2-1712345678901.log");
+  CHECK(segment_file_name(1712345678901) == "CommitLog-3-1712345678901.log");
   auto id = parse_segment_file_name(segment_file_name(UINT64_MAX));
   REQUIRE(id.ok());
   CHECK(*id == std::optional<uint64_t>(UINT64_MAX));

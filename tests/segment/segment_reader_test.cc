@@ -132,11 +132,53 @@ TEST_CASE("reader: zeros from inside the last section to the end read as a torn 
   CHECK(r.end.kind == EndKind::kEndOfData);
 }
 
-TEST_CASE("reader: non-zero bytes after the last marker are one region, to their last byte") {
-  const SegmentBuilder b = three_sections();
+SegmentBuilder three_sections_of_version(uint16_t version) {
+  SegmentBuilder b(1000, 4096, format::kFlagSyncedMarks, 0, version);
+  b.section({"m0", "m1"});
+  b.section({"m2", "m3"});
+  b.section({"m4", "m5"});
+  return b;
+}
+
+TEST_CASE("reader: version 2: non-zero bytes after the last marker are one region, to their last byte") {
+  const SegmentBuilder b = three_sections_of_version(2);
   auto bytes = b.plain();
   const uint64_t end = b.open_marker();
   fill(bytes, end + format::kMarkerSize, 100, std::byte{0x5a});
+  const auto r = read_segment(bytes);
+  CHECK(r.payloads.size() == 6);
+  REQUIRE(r.damage.size() == 1);
+  CHECK(r.damage[0].kind == DamageKind::kUnsealedBytes);
+  CHECK(r.damage[0].offset == end);
+  CHECK(r.damage[0].length == format::kMarkerSize + 100);
+  CHECK_FALSE(r.damage[0].durable);
+  CHECK(r.end.kind == EndKind::kTorn);
+}
+
+// A recycled file (format version 3) holds an earlier segment's bytes after
+// the data: nothing of this segment validates there.
+TEST_CASE("reader: an earlier segment's bytes after the last marker end the data, neither entries nor damage") {
+  const SegmentBuilder b = three_sections();
+  SegmentBuilder earlier(999, 4096);
+  for (int i = 0; i < 40; ++i) earlier.section({"old-" + std::to_string(i)});
+  auto bytes = b.plain();
+  const auto stale = earlier.plain();
+  const uint64_t from = b.open_marker() + format::kMarkerSize;
+  std::copy(stale.begin() + static_cast<long>(from), stale.end(), bytes.begin() + static_cast<long>(from));
+  const auto r = read_segment(bytes);
+  CHECK(r.payloads == Strings{"m0", "m1", "m2", "m3", "m4", "m5"});
+  CHECK(r.damage.empty());
+  CHECK(r.end.kind == EndKind::kEndOfData);
+  CHECK(r.end.offset == b.open_marker());
+}
+
+TEST_CASE("reader: an entry of this segment after the last marker is unsealed bytes, to the last non-zero byte") {
+  const SegmentBuilder b = three_sections();
+  auto bytes = b.plain();
+  const uint64_t end = b.open_marker();
+  const uint64_t entry = end + format::kMarkerSize;
+  fill(bytes, entry, 100, std::byte{0x5a});
+  encode_entry_header(bytes.data() + entry, {100, 7, 1, 0}, 1000, entry);
   const auto r = read_segment(bytes);
   CHECK(r.payloads.size() == 6);
   REQUIRE(r.damage.size() == 1);

@@ -346,6 +346,16 @@ Status FaultFileSystem::link(const std::string& raw_from, const std::string& raw
   return {};
 }
 
+Result<uint64_t> FaultFileSystem::link_count(const std::string& raw_path) {
+  const std::string path = normalize(raw_path);
+  std::lock_guard lock(mu_);
+  auto it = files_.find(path);
+  if (it == files_.end()) return Status::from_errno(ENOENT, "stat " + path);
+  uint64_t names = 0;
+  for (const auto& [name, node] : files_) names += node == it->second ? 1 : 0;
+  return names;
+}
+
 Result<uint64_t> FaultFileSystem::volume_bytes(const std::string& raw_dir) {
   const std::string dir = normalize(raw_dir);
   std::lock_guard lock(mu_);

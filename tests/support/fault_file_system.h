@@ -125,6 +125,7 @@ class FaultFileSystem final : public FileSystem {
   bool is_directory(const std::string& path) override;
   // A second name for the same file; like a create, durable with sync_dir().
   Status link(const std::string& from, const std::string& to) override;
+  Result<uint64_t> link_count(const std::string& path) override;
   // The volume's size: 1GiB unless set_volume_bytes() says otherwise.
   Result<uint64_t> volume_bytes(const std::string& dir) override;
   void set_volume_bytes(uint64_t bytes);

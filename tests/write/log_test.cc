@@ -170,7 +170,7 @@ TEST_CASE("segment ids continue above the highest existing one after a restart a
     for (int i = 0; i < 2; ++i) REQUIRE(log->append(1, std::string(30000, 'r')).ok());  // a switch
     REQUIRE(log->close().ok());
     for (const auto& f : segment_files(dir.path())) {
-      CHECK(std::filesystem::path(f.path).filename().string().starts_with("CommitLog-2-"));
+      CHECK(std::filesystem::path(f.path).filename().string().starts_with("CommitLog-" + std::to_string(format::kFormatVersion) + "-"));
       highest = std::max(highest, f.id);
     }
   }

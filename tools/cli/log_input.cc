@@ -97,8 +97,9 @@ std::string header_input_error(const std::string& path, HeaderProblem problem, c
         return fmt::format("{}: offset {}: unexpected header size for segment format version {}", path,
                            format::kHeaderSizeOffset, header.version);
       }
-      return fmt::format("{}: offset {}: unknown segment format version {} (this build reads version {})",
-                         path, format::kHeaderVersionOffset, header.version, format::kFormatVersion);
+      return fmt::format("{}: offset {}: unknown segment format version {} (this build reads versions {} to {})",
+                         path, format::kHeaderVersionOffset, header.version, format::kOldestReadableVersion,
+                         format::kFormatVersion);
     case HeaderProblem::kUnknownFlags:
       return fmt::format("{}: offset {}: unknown segment flags {:#x} (this build knows {:#x})", path,
                          format::kHeaderFlagsOffset, header.flags, format::kKnownFlags);

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commitlog/lifecycle/spare_segments.h"
+
+#include "commitlog/util/report.h"
+#include "segment/file_name.h"
+
+namespace commitlog {
+
+SpareSegments::SpareSegments(FileSystem& fs, std::string dir, uint64_t file_size, bool reuse)
+    : fs_(fs), dir_(std::move(dir)), file_size_(file_size), reuse_(reuse) {}
+
+Result<std::unique_ptr<SpareSegments>> SpareSegments::open(FileSystem& fs, std::string dir, uint64_t file_size,
+                                                          bool reuse) {
+  auto names = fs.list(dir);
+  if (!names.ok()) return names.status();
+  std::unique_ptr<SpareSegments> spares(new SpareSegments(fs, std::move(dir), file_size, reuse));
+  for (const std::string& name : *names) {
+    const auto id = parse_spare_file_name(name);
+    if (!id) continue;
+    const std::string path = spares->dir_ + "/" + name;
+    bool fits = reuse && spares->kept_.size() < kMaxSpares;
+    if (fits) {
+      auto file = fs.open(path, OpenMode::kRead);
+      auto size = file.ok() ? (*file)->size() : Result<uint64_t>(file.status());
+      auto links = fs.link_count(path);
+      fits = size.ok() && *size == file_size && links.ok() && *links == 1;
+    }
+    (fits ? spares->kept_ : spares->excess_)[*id] = path;
+  }
+  return spares;
+}
+
+void SpareSegments::trim() {
+  std::map<uint64_t, std::string> excess;
+  {
+    std::lock_guard lock(mu_);
+    excess.swap(excess_);
+  }
+  if (excess.empty()) return;
+  for (const auto& [id, path] : excess) {
+    if (Status removed = fs_.remove(path); !removed.ok()) {
+      report("removing the spare segment file " + path + " failed: " + removed.to_string());
+    }
+  }
+  fs_.sync_dir(dir_).ignore();
+}
+
+bool SpareSegments::offer(const std::string& path, uint64_t id) {
+  {
+    std::lock_guard lock(mu_);
+    if (!reuse_ || kept_.size() >= kMaxSpares) return false;
+  }
+  return rename_to_spare(path, id);
+}
+
+bool SpareSegments::park(const std::string& path, uint64_t id) { return rename_to_spare(path, id); }
+
+bool SpareSegments::rename_to_spare(const std::string& path, uint64_t id) {
+  // A second name means CDC or an archive command still holds the file;
+  // without an answer, assume one does.
+  auto links = fs_.link_count(path);
+  if (!links.ok() || *links != 1) return false;
+  const std::string spare = dir_ + "/" + spare_file_name(id);
+  if (!fs_.rename(path, spare).ok()) return false;
+  std::lock_guard lock(mu_);
+  (reuse_ ? kept_ : excess_)[id] = spare;
+  return true;
+}
+
+std::optional<std::string> SpareSegments::take() {
+  std::lock_guard lock(mu_);
+  if (kept_.empty()) return std::nullopt;
+  auto oldest = kept_.begin();
+  std::string path = std::move(oldest->second);
+  kept_.erase(oldest);
+  return path;
+}
+
+uint64_t SpareSegments::bytes() const {
+  std::lock_guard lock(mu_);
+  return kept_.size() * file_size_;
+}
+
+size_t SpareSegments::count() const {
+  std::lock_guard lock(mu_);
+  return kept_.size();
+}
+
+}  // namespace commitlog
