@@ -41,6 +41,7 @@ struct BenchArgs {
   std::vector<std::string> large_paths;   // empty: as the options say
   std::vector<std::string> compressions;  // empty: as the options say
   std::vector<std::string> access_modes;  // empty: as the options say
+  std::vector<std::string> segments;      // empty: as "recycled"
   std::vector<std::string> payloads{"fill"};
   uint64_t seed = 1;
   std::string duration = "2s";
@@ -122,6 +123,12 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
     }
   }
   variants = expand_axis(variants, a.access_modes, &EngineSpec::access_mode);
+  for (const std::string& segments : a.segments) {
+    if (segments != "recycled" && segments != "new") {
+      return Status::invalid_argument("--segments '" + segments + "' is not recycled or new");
+    }
+  }
+  variants = expand_axis(variants, a.segments, &EngineSpec::segments);
   std::vector<PayloadKind> payloads;
   for (const std::string& text : a.payloads) {
     auto kind = parse_payload_kind(text);
@@ -357,6 +364,11 @@ void add_bench_options(CLI::App& cmd_app, int& exit_code) {
   cmd->add_option("--access-modes", args->access_modes,
                   "commitlog: commitlog_disk_access_mode values, e.g. mmap,standard,direct "
                   "(default: as --config says)")
+      ->delimiter(',');
+  cmd->add_option("--segments", args->segments,
+                  "commitlog: recycled (each segment is discarded as the next begins, as by a store whose "
+                  "memtables flush, so later segments reuse spare files; the default), new (nothing is "
+                  "discarded: every segment is a new file, as when a log starts), or both: recycled,new")
       ->delimiter(',');
   cmd->add_option("--payload", args->payloads,
                   "payloads: fill (one repeated byte), random, kv (key/value records of size/2 "

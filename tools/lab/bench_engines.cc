@@ -3,6 +3,7 @@
 #include "tools/lab/bench_engines.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 
 #include "commitlog/commit_log.h"
@@ -10,13 +11,18 @@
 namespace commitlog::tools {
 namespace {
 
+constexpr uint32_t kTables = 16;
+
 class CommitLogEngine final : public BenchEngine {
  public:
-  CommitLogEngine(std::unique_ptr<CommitLog> log, bool durable)
-      : log_(std::move(log)), durable_(durable) {}
+  CommitLogEngine(std::unique_ptr<CommitLog> log, bool durable, bool discards)
+      : log_(std::move(log)), durable_(durable), discards_(discards) {}
 
   Status append(uint64_t producer, uint64_t, std::span<const std::byte> payload) override {
-    return log_->append(static_cast<uint32_t>(producer % 16), payload).status();
+    auto position = log_->append(static_cast<uint32_t>(producer % kTables), payload);
+    if (!position.ok()) return position.status();
+    if (discards_) return discard_on_switch(*position);
+    return {};
   }
   uint64_t syncs() const override { return log_->stats().flushes; }
   FlushedBytes flushed_bytes() const override {
@@ -27,8 +33,19 @@ class CommitLogEngine final : public BenchEngine {
   Status close() override { return log_->close(); }
 
  private:
+  // The first append seen in a segment discards every table up to it, so
+  // each segment before it becomes clean once finished.
+  Status discard_on_switch(Position position) {
+    uint64_t seen = segment_.load(std::memory_order_relaxed);
+    if (position.segment <= seen || !segment_.compare_exchange_strong(seen, position.segment)) return {};
+    for (uint32_t table = 0; table < kTables; ++table) CL_RETURN_IF_ERROR(log_->discard(table, position));
+    return {};
+  }
+
   std::unique_ptr<CommitLog> log_;
   const bool durable_;
+  const bool discards_;
+  std::atomic<uint64_t> segment_{0};
 };
 
 }  // namespace
@@ -42,7 +59,7 @@ std::string EngineSpec::label() const {
   if (engine != "commitlog") return engine;
   return engine + " " + policy_label() + (large_path.empty() ? "" : " " + large_path) +
          (compression.empty() ? "" : " " + compression) +
-         (access_mode.empty() ? "" : " " + access_mode);
+         (access_mode.empty() ? "" : " " + access_mode) + (segments.empty() ? "" : " " + segments + " segments");
 }
 
 bool engine_available(const std::string& engine) {
@@ -102,7 +119,7 @@ Result<std::unique_ptr<BenchEngine>> open_commitlog_engine(const EngineSpec& spe
   auto log = CommitLog::open(commitlog_engine_options(spec, setup));
   if (!log.ok()) return log.status();
   return std::unique_ptr<BenchEngine>(
-      new CommitLogEngine(std::move(log).value(), spec.policy != "periodic"));
+      new CommitLogEngine(std::move(log).value(), spec.policy != "periodic", spec.segments != "new"));
 }
 
 }  // namespace commitlog::tools

@@ -49,6 +49,11 @@ struct EngineSpec {
   // commitlog only: a commitlog_disk_access_mode value, or "" (as the
   // options say).
   std::string access_mode;
+  // commitlog only: "new" (nothing is discarded, so every segment is a new
+  // file, as while a log starts), or "recycled" or "" (each segment is
+  // discarded as the next one begins, as by a store whose memtables flush,
+  // so later segments are written over spare files).
+  std::string segments;
 
   // "commitlog batch", "commitlog group:10ms", "commitlog batch direct",
   // "commitlog batch lz4 standard", "raw", "rocksdb".

@@ -48,6 +48,7 @@ const std::vector<Column>& columns() {
       {"large_path", nullptr, [](A, P p) { return text(p.spec.engine.large_path); }},
       {"compression", nullptr, [](A, P p) { return text(p.spec.engine.compression); }},
       {"access_mode", nullptr, [](A, P p) { return text(p.spec.engine.access_mode); }},
+      {"segments", nullptr, [](A, P p) { return text(p.spec.engine.segments); }},
       {nullptr, "engine",
        [](A, P p) { return text(p.spec.engine.label() + (p.durable ? "" : " (not durable)")); }},
       {"threads", nullptr, [](A, P p) { return integer(static_cast<uint64_t>(p.spec.threads)); }},
