@@ -196,13 +196,13 @@ void MappedSegment::prepare_ahead() {
 uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }
 
 bool MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
-                                std::span<const std::byte> payload, bool direct) {
+                                std::span<const std::byte> payload, bool direct, bool caller_blocks_thread) {
   std::byte* entry = base_ + offset;
   std::byte header[format::kEntryHeaderSize];
   const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + payload.size());
   encode_entry_header(header, {length, table, time_us, checksum(payload)}, info_.id, offset);
   const bool went_direct = direct && !payload.empty() &&
-                           storage_->write_direct(offset + format::kEntryHeaderSize, payload);
+                           storage_->write_direct(offset + format::kEntryHeaderSize, payload, caller_blocks_thread);
   if (!went_direct && !payload.empty()) {
     std::memcpy(entry + format::kEntryHeaderSize, payload.data(), payload.size());
   }

@@ -86,9 +86,10 @@ class MappedSegment {
   // Writes one entry at `offset` (inside a reservation). Thread-safe for
   // disjoint reservations. Publishes the entry with a release store of its
   // length, after everything else. With `direct`, the payload bypasses the
-  // image (SegmentStorage::write_direct); returns whether it did.
+  // image (SegmentStorage::write_direct, told `caller_blocks_thread`);
+  // returns whether it did.
   bool write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
-                   std::span<const std::byte> payload, bool direct = false);
+                   std::span<const std::byte> payload, bool direct = false, bool caller_blocks_thread = true);
 
   // The round only. -------------------------------------------------------
   // Refuses further reservations; the end marker goes at the returned

@@ -33,7 +33,7 @@ class MappedStorage final : public SegmentStorage {
   // page. A failed pwrite loses nothing, so its error is dropped here: the
   // caller then copies through the mapping, and msync reports what the disk
   // does with either.
-  bool write_direct(uint64_t offset, std::span<const std::byte> payload) override {
+  bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool) override {
     return file_->write_at(offset, payload).ok();
   }
 
@@ -56,7 +56,7 @@ class CompressedStorage final : public SegmentStorage {
   // The producer pays for LZ4 on its own thread, so large payloads are
   // compressed in parallel rather than one after another on the sync thread,
   // and are never copied into the pooled image.
-  bool write_direct(uint64_t offset, std::span<const std::byte> payload) override {
+  bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool) override {
     if (!flush_groups_) return false;
     Direct d;
     d.image_offset = offset;

@@ -21,7 +21,10 @@
 //    segment/storage/block_file.h); commit() fdatasyncs.
 // The segment writer works on the image only, so all of them share its
 // reservation, publication and marker logic. A large payload may instead take
-// the direct route (write_direct), which leaves its range of the image zero.
+// the direct route (write_direct): its producer stores it in the file (or,
+// compressed, as a section of the next flush) on its own thread, so that
+// producers of large payloads write concurrently, and one flush's sync covers
+// them all.
 //
 // Thread-safety: image() bytes are written by producers in disjoint
 // reservations, and so is write_direct(); stage() and count_committed() are
@@ -81,13 +84,17 @@ class SegmentStorage {
     image_bytes_ += write.image_bytes;
     file_bytes_ += write.file_bytes;
   }
-  // Producers: stores `payload` as image bytes [offset, offset + size)
-  // without copying it into image(), or returns false, and the caller copies
-  // it. Mapped: one pwrite into the file, whose page cache the mapping shares,
+  // Producers: stores `payload` as image bytes [offset, offset + size) on the
+  // calling thread, or returns false, and the caller copies it into image().
+  // Mapped: one pwrite into the file, whose page cache the mapping shares,
   // so msync covers it. Compressed: LZ4 on the calling thread, kept until
-  // stage() stores it as its own section of the flush's group.
+  // stage() stores it as its own section of the flush's group. Standard
+  // and direct: copied into the image, and its range (direct: the whole
+  // blocks inside it) written to the file from there, which stage() then
+  // leaves out; only when `caller_blocks_thread` for direct, whose write
+  // waits for the device (a fiber must not block its scheduler thread).
   // REQUIRES: called before the entry is published (its length stored).
-  virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload) = 0;
+  virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool caller_blocks_thread) = 0;
   // A hint, from the sync or allocator thread: producers are about to write
   // image bytes [offset, offset + length). Mapped: makes the pages wholly
   // inside it writable now (File::prefault_mapped), so that a producer takes no page
@@ -123,12 +130,13 @@ Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
 
 // Where the file of a standard or direct segment comes from.
 enum class SegmentFileOrigin {
-  // Created empty: it is pre-written with zeros to its full size and synced
-  // before the header is written, then synced again. So a plain segment is
-  // never shorter than its header's capacity (FORMAT.md), and a crash while
-  // a file is made leaves only zeros, which replay takes for the unused
-  // leftover they are. Overwriting written blocks spares each fdatasync the
-  // extent changes a fallocated file's first writes make.
+  // Created empty: fallocated to its full size and synced before the header
+  // is written, then synced again. So a plain segment is never shorter than
+  // its header's capacity (FORMAT.md), and a crash while a file is made
+  // leaves zeros, which replay takes for the unused leftover they are. Its
+  // first writes convert extents, which each fdatasync then commits: the
+  // cost a spare does not have. (Writing zeros first instead would make the
+  // disk take every byte twice.)
   kNew,
   // A spare (commitlog/lifecycle/spare_segments.h): already its full size,
   // every block written; its old bytes stay, and the header and the first
@@ -137,15 +145,13 @@ enum class SegmentFileOrigin {
 };
 
 // Makes `file` ready as `origin` says and writes `header`; the image is
-// `buffer` (zeroed). Zeros are pre-written in 4 KiB pwrites, which keep the
-// page cache from building large folios, each of which a small write would
-// dirty and an fdatasync write back whole.
+// `buffer` (zeroed).
 Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
                                                               uint64_t capacity,
                                                               std::span<const std::byte> header,
                                                               SegmentFileOrigin origin);
 // Opens `path` (an empty file, or a spare) for direct I/O; its size is
-// capacity rounded up to `block_size`, pre-written as `origin` says; then the
+// capacity rounded up to `block_size`, fallocated or a spare as `origin` says; then the
 // block holding `header` is written and synced; the image is `buffer`
 // (zeroed). `block_size`: a power of two from 4096 to kBufferAlignment
 // (FileSystem::direct_io_block_size()).

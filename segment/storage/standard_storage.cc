@@ -7,20 +7,24 @@
 namespace commitlog {
 namespace {
 
-constexpr uint64_t kPrewritePage = 4096;
-
-// A payload on the direct route is copied into the image like any other: the
-// flush's pwrite copies it into the page cache, which a pwrite of its own
-// would do as well.
 class StandardStorage final : public PooledImageStorage {
  public:
   StandardStorage(std::unique_ptr<File> file, PooledBuffer buffer)
       : PooledImageStorage(std::move(file), std::move(buffer)) {}
 
   Result<StagedWrite> stage(uint64_t offset, uint64_t length, bool) override {
-    CL_RETURN_IF_ERROR(file_->write_at(offset, {image_ + offset, length}));
+    for (const auto& [from, to] : ranges_to_write(offset, offset + length)) {
+      CL_RETURN_IF_ERROR(file_->write_at(from, {image_ + from, to - from}));
+    }
+    forget_written_below(offset + length);
     return staged(offset, length, length);
   }
+
+ private:
+  // A pwrite into the page cache: the producer's copy, made on its own
+  // thread, in parallel with the others'.
+  Range producer_range(uint64_t from, uint64_t to) const override { return {from, to}; }
+  bool waits_for_device() const override { return false; }
 };
 
 }  // namespace
@@ -32,12 +36,7 @@ Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<Fi
   if (origin == SegmentFileOrigin::kSpare) {
     CL_RETURN_IF_ERROR(check_spare_size(*file, capacity));
   } else {
-    // The zeros first, header bytes included, made durable, and only then the
-    // header (see segment_storage.h): a crash in between leaves zeros.
-    for (uint64_t at = 0; at < capacity; at += kPrewritePage) {
-      const uint64_t n = std::min(kPrewritePage, capacity - at);
-      CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
-    }
+    CL_RETURN_IF_ERROR(file->allocate(0, capacity));
     CL_RETURN_IF_ERROR(file->sync());
   }
   // With the first marker slot: a spare's old bytes there must read as the
