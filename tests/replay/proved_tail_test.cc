@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include <fmt/core.h>
 #include <vector>
 
 #include "commitlog/lifecycle/access_mode.h"
@@ -230,15 +232,19 @@ TEST_CASE("proved tail: a closed log's segments are sealed, a crashed run is sea
   }
 }
 
-TEST_CASE("proved tail: a log of version 1 segments opens, and old and new segments replay in order") {
+TEST_CASE("proved tail: a log of version 1, 2 and 3 segments opens, and old and new segments replay in order") {
   testing::FaultFileSystem fs;
   REQUIRE(fs.create_dirs(testing::kLogDir).ok());
-  // Two old segments of one run, the second the run's end, never sealed.
-  for (uint64_t id : {1000, 1001}) {
-    SegmentBuilder b(id, 4096, format::kFlagSyncedMarks, id == 1001 ? 1000 : 0, 1);
+  // A version 1 run of two segments, then a version 2 run of two; each
+  // run's second segment is its end, never sealed (its writer crashed).
+  for (uint64_t id : {1000, 1001, 1002, 1003}) {
+    const uint16_t version = id < 1002 ? 1 : 2;
+    const bool first_of_run = id % 2 == 0;
+    SegmentBuilder b(id, 4096, format::kFlagSyncedMarks, first_of_run ? 0 : id - 1, version);
     b.section({"old " + std::to_string(id)});
-    if (id == 1000) b.close();
-    auto f = fs.open(std::string(testing::kLogDir) + "/CommitLog-1-" + std::to_string(id) + ".log", OpenMode::kCreateNew);
+    if (first_of_run) b.close();
+    if (first_of_run && version >= 2) b.seal();
+    auto f = fs.open(fmt::format("{}/CommitLog-{}-{}.log", testing::kLogDir, version, id), OpenMode::kCreateNew);
     REQUIRE(f.ok());
     REQUIRE((*f)->write_at(0, b.plain()).ok());
   }
@@ -256,8 +262,9 @@ TEST_CASE("proved tail: a log of version 1 segments opens, and old and new segme
     return Status{};
   });
   CHECK(r.intact());
-  CHECK(payloads == Strings{"old 1000", "old 1001", "new"});
-  // The old run's end is a version 1 segment: it cannot be sealed, so it stays unproved.
+  CHECK(payloads == Strings{"old 1000", "old 1001", "old 1002", "old 1003", "new"});
+  // The version 2 run's end is sealed by the open; the version 1 run's end
+  // cannot be, so it stays unproved.
   REQUIRE(r.unproved_tails.size() == 1);
   CHECK(r.unproved_tails.front().find("CommitLog-1-1001.log") != std::string::npos);
 }
