@@ -30,13 +30,9 @@ constexpr uint64_t kSegmentSize = 64 << 10;
 const std::string kPayload(1000, 'r');  // about 60 entries per segment
 
 Options log_options(FaultFileSystem& fs, DiskAccessMode mode, Compression compression = Compression::kNone) {
-  Options o;
+  Options o = testing::batch_options(kLogDir, kSegmentSize, compression, 0);
   o.file_system = &fs;
-  o.directory = kLogDir;
-  o.sync_policy = "batch";
-  o.segment_size = kSegmentSize;
   o.disk_access_mode = mode;
-  o.compression = compression;
   return o;
 }
 

@@ -21,8 +21,8 @@ using testing::SegmentBuilder;
 using Strings = std::vector<std::string>;
 
 // Three sections of two entries each: m0 m1 | m2 m3 | m4 m5.
-SegmentBuilder three_sections(uint16_t flags = format::kFlagSyncedMarks) {
-  SegmentBuilder b(1000, 4096, flags);
+SegmentBuilder three_sections(uint16_t flags = format::kFlagSyncedMarks, uint16_t version = format::kFormatVersion) {
+  SegmentBuilder b(1000, 4096, flags, 0, version);
   b.section({"m0", "m1"});
   b.section({"m2", "m3"});
   b.section({"m4", "m5"});
@@ -132,16 +132,8 @@ TEST_CASE("reader: zeros from inside the last section to the end read as a torn 
   CHECK(r.end.kind == EndKind::kEndOfData);
 }
 
-SegmentBuilder three_sections_of_version(uint16_t version) {
-  SegmentBuilder b(1000, 4096, format::kFlagSyncedMarks, 0, version);
-  b.section({"m0", "m1"});
-  b.section({"m2", "m3"});
-  b.section({"m4", "m5"});
-  return b;
-}
-
 TEST_CASE("reader: version 2: non-zero bytes after the last marker are one region, to their last byte") {
-  const SegmentBuilder b = three_sections_of_version(2);
+  const SegmentBuilder b = three_sections(format::kFlagSyncedMarks, 2);
   auto bytes = b.plain();
   const uint64_t end = b.open_marker();
   fill(bytes, end + format::kMarkerSize, 100, std::byte{0x5a});
