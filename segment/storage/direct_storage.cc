@@ -9,6 +9,8 @@
 namespace commitlog {
 namespace {
 
+constexpr uint64_t kPrewriteChunk = 1 << 20;
+
 // The file holds the image rounded up to whole blocks.
 //
 // A flush ending inside a block writes that block, and the next flush
@@ -82,7 +84,13 @@ Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, cons
   if (origin == SegmentFileOrigin::kSpare) {
     CL_RETURN_IF_ERROR(check_spare_size(**file, size));
   } else {
-    CL_RETURN_IF_ERROR((*file)->allocate(0, size));
+    // Written past the page cache, so the size of the writes makes no folios.
+    // The zeros first, header bytes included, made durable, and only then the
+    // header's block (see segment_storage.h): a crash in between leaves zeros.
+    for (uint64_t at = 0; at < size; at += kPrewriteChunk) {
+      const uint64_t n = std::min(kPrewriteChunk, size - at);
+      CL_RETURN_IF_ERROR((*file)->write_at(at, {buffer.data() + at, n}));
+    }
     CL_RETURN_IF_ERROR((*file)->sync());
   }
   std::memcpy(buffer.data(), header.data(), header.size());

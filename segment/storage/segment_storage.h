@@ -130,13 +130,13 @@ Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
 
 // Where the file of a standard or direct segment comes from.
 enum class SegmentFileOrigin {
-  // Created empty: fallocated to its full size and synced before the header
-  // is written, then synced again. So a plain segment is never shorter than
-  // its header's capacity (FORMAT.md), and a crash while a file is made
-  // leaves zeros, which replay takes for the unused leftover they are. Its
-  // first writes convert extents, which each fdatasync then commits: the
-  // cost a spare does not have. (Writing zeros first instead would make the
-  // disk take every byte twice.)
+  // Created empty: pre-written with zeros to its full size and synced
+  // before the header is written, then synced again. So a plain segment is
+  // never shorter than its header's capacity (FORMAT.md), and a crash while
+  // a file is made leaves zeros, which replay takes for the unused leftover
+  // they are. Flushes then overwrite written blocks: a fallocated file's
+  // first writes convert extents, which every fdatasync would commit, at
+  // the cost of a journal write per small flush. A spare spares the zeros.
   kNew,
   // A spare (commitlog/lifecycle/spare_segments.h): already its full size,
   // every block written; its old bytes stay, and the header and the first
@@ -145,13 +145,15 @@ enum class SegmentFileOrigin {
 };
 
 // Makes `file` ready as `origin` says and writes `header`; the image is
-// `buffer` (zeroed).
+// `buffer` (zeroed). Zeros are pre-written in 4 KiB pwrites, which keep the
+// page cache from building large folios, each of which a small write would
+// dirty and an fdatasync write back whole.
 Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<File> file, PooledBuffer buffer,
                                                               uint64_t capacity,
                                                               std::span<const std::byte> header,
                                                               SegmentFileOrigin origin);
 // Opens `path` (an empty file, or a spare) for direct I/O; its size is
-// capacity rounded up to `block_size`, fallocated or a spare as `origin` says; then the
+// capacity rounded up to `block_size`, pre-written or a spare as `origin` says; then the
 // block holding `header` is written and synced; the image is `buffer`
 // (zeroed). `block_size`: a power of two from 4096 to kBufferAlignment
 // (FileSystem::direct_io_block_size()).

@@ -7,6 +7,8 @@
 namespace commitlog {
 namespace {
 
+constexpr uint64_t kPrewritePage = 4096;
+
 class StandardStorage final : public PooledImageStorage {
  public:
   StandardStorage(std::unique_ptr<File> file, PooledBuffer buffer)
@@ -36,7 +38,12 @@ Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<Fi
   if (origin == SegmentFileOrigin::kSpare) {
     CL_RETURN_IF_ERROR(check_spare_size(*file, capacity));
   } else {
-    CL_RETURN_IF_ERROR(file->allocate(0, capacity));
+    // The zeros first, header bytes included, made durable, and only then the
+    // header (see segment_storage.h): a crash in between leaves zeros.
+    for (uint64_t at = 0; at < capacity; at += kPrewritePage) {
+      const uint64_t n = std::min(kPrewritePage, capacity - at);
+      CL_RETURN_IF_ERROR(file->write_at(at, {buffer.data() + at, n}));
+    }
     CL_RETURN_IF_ERROR(file->sync());
   }
   // With the first marker slot: a spare's old bytes there must read as the
