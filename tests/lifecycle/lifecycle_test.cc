@@ -20,6 +20,7 @@
 #include "segment/file_name.h"
 #include "tests/support/eventually.h"
 #include "tests/support/log_files.h"
+#include "tests/support/segment_bytes.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
@@ -185,6 +186,22 @@ TEST_CASE("lifecycle: segments of an earlier process are deleted once discarded,
     REQUIRE(log->close().ok());
     CHECK(ids(dir.path()).size() == 5);
   }
+}
+
+TEST_CASE("lifecycle: a crashed run's last segment with a torn tail is sealed at open and deleted once discarded") {
+  TempDir dir;
+  testing::SegmentBuilder b(1000, 4096);
+  b.section({"a", "b"});
+  b.section({"c"});
+  std::vector<std::byte> bytes = b.plain();
+  // A flush torn by the crash: its marker half written, its entries' bytes after it.
+  testing::fill(bytes, b.open_marker(), 200, std::byte{0x77});
+  testing::write_file(dir.path() + "/" + segment_file_name(1000), bytes);
+  auto log = open_log(periodic_log(dir.path()));
+  const Position now = append(*log, 7);  // the builder's table
+  REQUIRE(log->discard(7, now).ok());
+  REQUIRE(log->close().ok());
+  CHECK(ids(dir.path()) == std::vector<uint64_t>{now.segment});
 }
 
 TEST_CASE("lifecycle: over commitlog_total_space the log asks to flush the tables of the oldest segments") {
