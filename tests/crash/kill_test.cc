@@ -125,8 +125,9 @@ void count_discards(const std::string& output, LoopResult& r) {
 
 // Runs the loop for one policy in a fresh directory and returns what it saw.
 // `config`: the lines of a commitlog.yaml the runs take, e.g. a disk access mode.
+// `last_seconds`: how long the last, clean run appends.
 LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss, int cycles = kCycles,
-                     const std::string& config = "") {
+                     const std::string& config = "", const char* last_seconds = "0.3") {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
   // Small segments and large payloads, so that runs switch segments.
@@ -195,7 +196,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
 
   // A last run that replays the last kill's log and ends cleanly.
   std::vector<std::string> last = driver;
-  last.insert(last.end(), {"--duration", "0.3"});
+  last.insert(last.end(), {"--duration", last_seconds});
   const std::string last_out = tmp.file("run-last.out");
   const int last_status = wait_status(spawn(last, last_out));
   const std::string last_output = testing::read_text_file(last_out);
@@ -316,7 +317,9 @@ void discard_loops(const char* mode, bool lz4) {
   for (const auto& policy : policies) {
     CAPTURE(config);
     CAPTURE(policy[1]);
-    const LoopResult r = kill_loop(policy, false, kDiscardCycles, config);
+    // A last run long enough to recycle its own segments, however slowly
+    // this machine syncs.
+    const LoopResult r = kill_loop(policy, false, kDiscardCycles, config, "1");
     report(fmt::format("{} {}{}, discarding: {} discards, {} segments recycled, {} deleted, {} kills left a spare file",
                        policy[1], mode, lz4 ? " LZ4" : "", r.discards, r.recycled, r.deleted, r.kills_leaving_spares),
            r, kDiscardCycles);
