@@ -38,8 +38,9 @@
 
 namespace commitlog::tools::stress {
 
-// Room for the longest line: four 20-digit numbers and their separators.
-inline constexpr size_t kMaxAckLineSize = 96;
+// Room for the longest ack line: five 20-digit numbers, their separators
+// and the newline.
+inline constexpr size_t kMaxAckLineSize = 112;
 
 // Writes all of `text` to `fd` with as few write(2) calls as the kernel
 // allows: one for a line this short.
