@@ -8,7 +8,12 @@
 #
 #   scripts/kill-loop.sh DIR CYCLES POLICY        POLICY: batch, group, adaptive or periodic
 #
-# Passes when every check passes and
+# With DISCARD=1 the driver runs with --discard (a store flushing behind its
+# appends): in MODE standard or direct, plain, the discarded segments are
+# recycled, and the loop fails if none was; with LZ4=1 they are deleted,
+# and it fails if one was recycled.
+#
+# Passes when every check passes, no start finds an entry misplaced, and
 #   batch, group, adaptive: no run's start reports an acknowledged mutation lost;
 #   periodic:               every kill lost at most MAX_WINDOW_MS of appends
 #                           (kill time minus the newest append the next run
@@ -27,6 +32,9 @@
 #   PERIOD_MS      periodic period, which is also its marker interval [50]
 #   RATE           periodic appends per second, all producers [5000]
 #   MAX_WINDOW_MS  periodic loss bound [PERIOD_MS + 150]
+#   MODE           commitlog_disk_access_mode: mmap, standard, direct [the library's default]
+#   LZ4            1: LZ4 compression [0]
+#   DISCARD        1: stress --discard [0]
 set -euo pipefail
 
 if [[ $# -ne 3 || ! $2 =~ ^[0-9]+$ || ! $3 =~ ^(batch|group|adaptive|periodic)$ ]]; then
@@ -53,14 +61,24 @@ common=(--segment-size "${SEGMENT_SIZE:-64KiB}" --producers "${PRODUCERS:-2}" --
         --max-size "$max_size" "${policy_flags[@]}")
 check_flags=()
 [[ $policy == periodic ]] && check_flags=(--allow-loss)
+mode=${MODE:-} lz4=${LZ4:-0} discard=${DISCARD:-0}
 
 mkdir -p "$dir"
+if [[ -n $mode || $lz4 == 1 ]]; then
+  config=$dir/commitlog.yaml
+  { [[ -n $mode ]] && echo "commitlog_disk_access_mode: $mode"
+    [[ $lz4 == 1 ]] && printf 'commitlog_compression:\n  class_name: LZ4Compressor\n'; } >"$config"
+  common+=(--config "$config")
+fi
+[[ $discard == 1 ]] && common+=(--discard)
 runs_log=$dir/runs.log
 : >"$runs_log"
 RANDOM=$seed
-echo "kill-loop: $policy, $cycles cycles, seed $seed, epochs of $epoch, cli $cli"
+echo "kill-loop: $policy, $cycles cycles, seed $seed, epochs of $epoch, mode ${mode:-default}, lz4 $lz4," \
+     "discard $discard, cli $cli"
 
 failures=0 appending=0 lost_total=0 max_window=-1 checks=0 checks_ok=0
+recycled_total=0 deleted_total=0 discarded_total=0 spare_kills=0
 pending_from=0 pending_kill=0  # the last killed run that appended, not yet measured
 started=$(date +%s)
 
@@ -69,11 +87,16 @@ field() {  # field KEY PREFIX FILE: the number after " KEY=" on the first line s
 }
 
 on_start() {  # on_start OUTPUT: account for the start line of a run
-  local lost newest span from
+  local lost newest span from misplaced
   lost=$(field lost_acks 'stress: start' "$1")
   newest=$(field newest_us 'stress: start' "$1")
   [[ -n $lost && -n $newest ]] || return 0
   lost_total=$((lost_total + lost))
+  misplaced=$(field misplaced 'stress: start' "$1")
+  if [[ ${misplaced:-0} -ne 0 ]]; then
+    echo "FAIL: $1: a replayed mutation is not where its ack says" | tee -a "$runs_log"
+    failures=$((failures + 1))
+  fi
   if [[ $lost -ne 0 && $policy != periodic ]]; then
     echo "FAIL: $1: $lost acknowledged mutations lost" | tee -a "$runs_log"
     failures=$((failures + 1))
@@ -90,6 +113,14 @@ on_start() {  # on_start OUTPUT: account for the start line of a run
   fi
 }
 
+count_discards() {  # count_discards OUTPUT: add the run's last "stress: discarded" counters
+  local line
+  line=$(grep '^stress: discarded' "$1" | tail -1 || true)
+  [[ -n $line ]] || return 0
+  recycled_total=$((recycled_total + $(sed -nE 's/.* segments_recycled=([0-9]+).*/\1/p' <<<"$line")))
+  deleted_total=$((deleted_total + $(sed -nE 's/.* segments_deleted=([0-9]+).*/\1/p' <<<"$line")))
+}
+
 finish_epoch() {  # finish_epoch LOGDIR ACKS: a clean run, then the check
   local out=$dir/last.out
   if ! "$cli" stress --dir "$1" --acks "$2" "${common[@]}" --duration 0.3 >"$out" 2>&1; then
@@ -98,12 +129,15 @@ finish_epoch() {  # finish_epoch LOGDIR ACKS: a clean run, then the check
   fi
   cat "$out" >>"$runs_log"
   on_start "$out"
+  count_discards "$out"
   checks=$((checks + 1))
   if "$cli" stress --check --dir "$1" --acks "$2" --max-size "$max_size" "${check_flags[@]}" >"$out" 2>&1; then
     checks_ok=$((checks_ok + 1))
   else
     failures=$((failures + 1))
   fi
+  local n
+  n=$(field discarded 'stress check' "$out") && discarded_total=$((discarded_total + ${n:-0}))
   echo "$1: $(grep '^stress check' "$out")" | tee -a "$runs_log"
   sed -n '/^stress check/!p' "$out" >>"$runs_log"
 }
@@ -124,6 +158,8 @@ for ((cycle = 0; cycle < cycles; cycle++)); do
     echo "FAIL: cycle $cycle: the driver ended with status $status before the kill" | tee -a "$runs_log"
     failures=$((failures + 1))
   fi
+  compgen -G "$logdir/*.spare" >/dev/null && spare_kills=$((spare_kills + 1))
+  count_discards "$out"
   on_start "$out"
   from=$(field from_us 'stress: appending' "$out")
   if [[ -n $from ]]; then
@@ -136,9 +172,18 @@ for ((cycle = 0; cycle < cycles; cycle++)); do
   fi
 done
 
+if [[ $discard == 1 && $lz4 != 1 && $mode =~ ^(standard|direct)$ && $recycled_total -eq 0 ]]; then
+  echo "FAIL: no segment was recycled" | tee -a "$runs_log"
+  failures=$((failures + 1))
+fi
+if [[ $lz4 == 1 && $recycled_total -ne 0 ]]; then
+  echo "FAIL: $recycled_total compressed segments were recycled" | tee -a "$runs_log"
+  failures=$((failures + 1))
+fi
 verdict=PASS
 (( failures == 0 )) || verdict=FAIL
 echo "kill-loop: $verdict policy=$policy cycles=$cycles killed_while_appending=$appending" \
      "acks_lost_at_restarts=$lost_total max_kill_to_newest_replayed_ms=$((max_window / 1000))" \
-     "checks_ok=$checks_ok/$checks seed=$seed seconds=$(( $(date +%s) - started ))"
+     "checks_ok=$checks_ok/$checks discarded_acks=$discarded_total segments_recycled=$recycled_total" \
+     "segments_deleted=$deleted_total kills_leaving_spares=$spare_kills seed=$seed seconds=$(( $(date +%s) - started ))"
 [[ $verdict == PASS ]]

@@ -112,5 +112,20 @@ TEST_CASE("foreign directories: stress runs in a directory that holds only its l
   CHECK(run_cli({"stress", "--check", "--dir", dir}).exit_code == 0);
 }
 
+TEST_CASE("foreign directories: the spare segment files a standard log leaves are its own, and stress runs again") {
+  TempDir tmp;
+  const std::string dir = tmp.file("log"), config = tmp.file("commitlog.yaml");
+  std::ofstream(config) << "commitlog_disk_access_mode: standard\n";
+  std::vector<std::string> stress = writers(dir)[2];
+  stress.insert(stress.end(), {"--config", config});
+  REQUIRE(run_cli(stress).exit_code == 0);
+  const auto names = entries(dir);
+  REQUIRE(std::any_of(names.begin(), names.end(), [](const std::string& n) { return n.ends_with(".spare"); }));
+  const CliResult again = run_cli(stress);
+  CHECK(again.exit_code == 0);
+  CHECK(again.err == "");
+  CHECK(run_cli({"stress", "--check", "--dir", dir}).exit_code == 0);
+}
+
 }  // namespace
 }  // namespace commitlog::testing

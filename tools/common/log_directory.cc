@@ -18,7 +18,7 @@ Status check_log_directory(const std::string& flag, const std::string& dir) {
   std::sort(names->begin(), names->end());  // the same entry named on every run
   for (const std::string& name : *names) {
     auto id = parse_segment_file_name(name);
-    const bool log_file = (id.ok() && *id) || name == kLockFileName;
+    const bool log_file = (id.ok() && *id) || parse_spare_file_name(name) || name == kLockFileName;
     if (log_file && !fs.is_directory(dir + "/" + name)) continue;
     return Status::invalid_argument(flag + " " + dir + " holds " + name +
                                     ", which is not a commit log segment: give a new or empty "

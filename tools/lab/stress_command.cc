@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 // `commitlog stress`: the driver that crash tests run and kill, and `--check`,
 // which judges what it left behind. docs/testing.md describes the loops
-// built on it; tools/lab/stress_workload.h holds the workload's formula.
+// built on it; tools/lab/stress_workload.h holds the workload's formula,
+// stress_acks.h the acks file.
 //
 //   commitlog stress --dir DIR [--config FILE] [--policy NAME] [--period MS]
 //       [--window MS] [--segment-size SIZE] [--producers N] [--fibers M]
-//       [--max-size SIZE] [--acks FILE] [--duration SECONDS] [--rate PER_SECOND]
-//       [--wait policy|durable|later]
+//       [--max-size SIZE] [--acks FILE [--discard]] [--duration SECONDS]
+//       [--rate PER_SECOND] [--wait policy|durable|later]
 //     Refuses a DIR holding anything but a log, and one another process
 //     holds open (the log's lock, taken before anything is read or written).
 //     Replays DIR if it holds a log (strict: only each run's torn tail may
-//     be damaged), then appends
-//     from N threads x M fibers; producer P = t*M + f
-//     continues after its highest replayed S. It writes "run\n" to FILE,
-//     then after each acknowledged append "<P> <S> <R>\n" (R: the log's
-//     rounds so far, see stress_workload.h) with one write(2), so the line
-//     survives a kill -9. Runs until killed, or for --duration seconds and then closes
-//     the log. --rate paces the producers (total appends per second; default
-//     0, as fast as the policy lets them). --wait says when an append is
-//     acknowledged: as the policy says (the default), once durable under any
-//     policy (AppendWait::kDurable), or after an append that does not wait
-//     and then CommitLog::wait_durable() (later). Flags override the values
-//     of --config.
+//     be damaged), then appends from N threads x M fibers (stress_driver.h);
+//     producer P = t*M + f continues after its highest replayed S and above
+//     its highest S acknowledged at or below FILE's discard point. It writes
+//     "run\n" to FILE, then a line per acknowledged append with one
+//     write(2), so the line survives a kill -9. --discard discards the log
+//     behind the acknowledgements as a store's flushes would, each point
+//     written to FILE and synced first (stress_discarder.h). Runs until
+//     killed, or for --duration seconds and then closes the log. --rate
+//     paces the producers (total appends per second; default 0, as fast as
+//     the policy lets them). --wait says when an append is acknowledged: as
+//     the policy says (the default), once durable under any policy
+//     (AppendWait::kDurable), or after an append that does not wait and then
+//     CommitLog::wait_durable() (later). Flags override the values of --config.
 //   commitlog stress --check --dir DIR [--acks FILE] [--max-size SIZE] [--allow-loss]
 //     Replays DIR, checks every payload and each producer's S sequence and
 //     compares with FILE; prints one verdict line.
@@ -30,15 +32,19 @@
 // output is complete up to the kill (the kill loops parse them):
 //   stress: start replayed=<n> producers=<n> segments=<n> torn_tail_bytes=<n>
 //           newest_us=<latest append time replayed> acks=<n> lost_acks=<n>
+//           lost_kept=<n> misplaced=<n> discarded=<n>
 //           repaired_ack_bytes=<n: a partial last ack line cut off>
 //   stress: appending from_us=<wall clock µs> policy=<name> producers=<n>
-//           threads=<n> fibers=<n> wait=<policy|durable|later>
+//           threads=<n> fibers=<n> wait=<policy|durable|later>[ discard]
+//   stress: discarded up_to=<seg>:<off> segments_recycled=<n>
+//           segments_deleted=<n> spare_segments=<n>     (--discard, after each)
 //   stress: done seconds=<s> acked=<n> flushes=<n> segment_switches=<n>
+//           discards=<n> segments_recycled=<n> segments_deleted=<n>
 //   stress check: OK|FAILED replayed=<n> producers=<n> acks=<n> lost=<n> ...
 // lost_acks at start counts acknowledgements in FILE whose mutation the log
-// does not hold: always 0 for batch, group and adaptive, and for every
-// policy with --wait durable or later; for periodic, what the kill cost.
-// docs/testing.md has the check's verdict fields.
+// does not hold and that no discard covered: always 0 for batch, group and
+// adaptive, and for every policy with --wait durable or later; for
+// periodic, what the kill cost. docs/testing.md has the check's verdict fields.
 //
 // Exit codes (tools/common/commands.h): 0 ok; 1 the log or the acks fail the check
 // (and, for the driver, a log that does not hold the workload); 2 usage,
@@ -47,18 +53,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
-#include <boost/fiber/all.hpp>
 #include <fmt/core.h>
 
 #include "commitlog/commit_log.h"
@@ -66,6 +69,8 @@
 #include "tools/common/commands.h"
 #include "tools/common/log_directory.h"
 #include "tools/common/size_option.h"
+#include "tools/lab/stress_acks.h"
+#include "tools/lab/stress_driver.h"
 #include "tools/lab/stress_workload.h"
 
 namespace commitlog::tools {
@@ -89,6 +94,7 @@ struct StressArgs {
   std::string wait = "policy";
   bool check = false;
   bool allow_loss = false;
+  bool discard = false;
   // Which of the optional flags were given.
   CLI::Option* policy_flag = nullptr;
   CLI::Option* period_flag = nullptr;
@@ -100,17 +106,6 @@ uint64_t wall_clock_us() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
                                    .count());
-}
-
-// Writes all of `text` to `fd` with as few write(2) calls as the kernel allows.
-Status write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::from_errno(errno, "write");
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-  return {};
 }
 
 // One line on stdout, unbuffered: a kill -9 keeps what was said.
@@ -158,108 +153,14 @@ int replay_failure(const char* who, const LogScan& scan) {
   return scan.replay.status.code() == ErrorCode::kCorruption ? kExitCorruption : kExitUsage;
 }
 
-// The producers of one run and what they share.
-class Driver {
- public:
-  Driver(CommitLog& log, const StressArgs& args, int ack_fd, std::vector<uint64_t> next)
-      : log_(log),
-        args_(args),
-        ack_fd_(ack_fd),
-        next_(std::move(next)),
-        seals_kept_(log.metrics().disk_access_mode == "mmap") {
-    if (args.duration > 0) {
-      deadline_ = SteadyClock::now() + std::chrono::duration_cast<Duration>(
-                                           std::chrono::duration<double>(args.duration));
-    }
-    if (args.wait == "durable") wait_ = AppendWait::kDurable;
-    if (args.wait == "later") wait_ = AppendWait::kNothing;
-    if (args.rate > 0) {
-      interval_ = std::chrono::duration_cast<Duration>(
-          std::chrono::duration<double>(args.threads * args.fibers / args.rate));
-    }
-  }
+// The highest discard point of --acks, which the scan needs first; nullopt
+// without --acks or without discards.
+Result<std::optional<Position>> discard_point_of(const StressArgs& args) {
+  if (args.acks.empty()) return std::optional<Position>();
+  return read_discard_point(args.acks);
+}
 
-  void run() {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < args_.threads; ++t) {
-      threads.emplace_back([this, t] {
-        std::vector<boost::fibers::fiber> fibers;
-        for (int f = 0; f < args_.fibers; ++f) {
-          const auto p = static_cast<uint64_t>(t) * static_cast<uint64_t>(args_.fibers) + static_cast<uint64_t>(f);
-          fibers.emplace_back([this, p] { produce(p, p < next_.size() ? next_[p] : 0); });
-        }
-        for (auto& fiber : fibers) fiber.join();
-      });
-    }
-    for (auto& thread : threads) thread.join();
-  }
-
-  uint64_t acked() const { return acked_.load(); }
-  Status error() const {
-    std::lock_guard lock(mu_);
-    return error_;
-  }
-
- private:
-  void produce(uint64_t p, uint64_t s) {
-    std::string payload;
-    TimePoint slot = SteadyClock::now();
-    while (!stop_.load(std::memory_order_relaxed)) {
-      make_payload(p, s, args_.max_size, payload);
-      auto position = log_.append(table_of(p), payload, {.wait = wait_});
-      if (!position.ok()) return fail(fmt::format("producer {} s {}: append", p, s), position.status());
-      if (args_.wait == "later") {
-        Status durable = log_.wait_durable(*position);
-        if (!durable.ok()) return fail(fmt::format("producer {} s {}: wait_durable", p, s), durable);
-      }
-      if (ack_fd_ >= 0) {
-        char line[72];
-        const auto end = fmt::format_to_n(line, sizeof(line), "{} {} {}\n", p, s, kept_rounds()).out;
-        Status written = write_all(ack_fd_, std::string_view(line, static_cast<size_t>(end - line)));
-        if (!written.ok()) return fail(args_.acks, written);
-      }
-      acked_.fetch_add(1, std::memory_order_relaxed);
-      ++s;
-      if (deadline_ && SteadyClock::now() >= *deadline_) stop_.store(true);
-      if (interval_ > Duration::zero()) {
-        // After a stall, go on at the rate instead of catching up in a burst.
-        slot = std::max(slot + interval_, SteadyClock::now() - interval_);
-        boost::this_fiber::sleep_until(slot);
-      } else {
-        // An append that returns at once (periodic) never suspends the fiber.
-        boost::this_fiber::yield();
-      }
-    }
-  }
-
-  // The log's rounds so far that put what they cover where a kill -9 cannot
-  // take it: flushes, and with mapped segments the seals too (their markers
-  // are in the page cache). Read after an append returned, so the second
-  // round after it covers that append (stress_workload.h).
-  uint64_t kept_rounds() const {
-    const CommitLogStats stats = log_.stats();
-    return stats.flushes + (seals_kept_ ? stats.seals : 0);
-  }
-
-  void fail(const std::string& what, const Status& status) {
-    std::lock_guard lock(mu_);
-    if (error_.ok()) error_ = Status(status.code(), what + ": " + status.message());
-    stop_.store(true);
-  }
-
-  CommitLog& log_;
-  const StressArgs& args_;
-  const int ack_fd_;
-  const std::vector<uint64_t> next_;
-  const bool seals_kept_;
-  AppendWait wait_ = AppendWait::kPolicy;
-  std::optional<TimePoint> deadline_;
-  Duration interval_{};  // between one producer's appends; zero: no pacing
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> acked_{0};
-  mutable std::mutex mu_;
-  Status error_;
-};
+std::string point_text(const std::optional<Position>& point) { return point ? point->to_string() : "none"; }
 
 int run_driver(const StressArgs& args) {
   Status usable = check_log_directory("--dir", args.dir);
@@ -280,7 +181,12 @@ int run_driver(const StressArgs& args) {
     }
     repaired = *dropped;
   }
-  const LogScan scan = scan_log(args.dir, args.max_size);
+  auto discarded = discard_point_of(args);
+  if (!discarded.ok()) {
+    fmt::print(stderr, "commitlog stress: {}\n", discarded.status().message());
+    return kExitUsage;
+  }
+  const LogScan scan = scan_log(args.dir, args.max_size, *discarded);
   if (!scan.replay.status.ok()) return replay_failure("commitlog stress", scan);
   if (!scan.clean()) {
     fmt::print(stderr, "commitlog stress: {} does not hold this workload (--max-size {}):\n", args.dir,
@@ -289,16 +195,21 @@ int run_driver(const StressArgs& args) {
     return kExitCorruption;
   }
   AckReport acks;
-  if (!args.acks.empty()) acks = analyze_acks(args.acks, scan.next);
+  if (!args.acks.empty()) acks = analyze_acks(args.acks, scan, *discarded);
   if (!acks.status.ok()) {
     fmt::print(stderr, "commitlog stress: {}\n", acks.status.message());
     return kExitUsage;
   }
   say("stress: start replayed={} producers={} segments={} torn_tail_bytes={} newest_us={} acks={} lost_acks={}"
-      " lost_kept={} repaired_ack_bytes={}\n",
+      " lost_kept={} misplaced={} discarded={} repaired_ack_bytes={}\n",
       scan.replay.mutations, scan.producers(), scan.replay.segments, scan.replay.torn_tail_bytes, scan.newest_us,
-      acks.acks, acks.lost_at_end, acks.lost_kept, repaired);
-  if (acks.lost_at_end > 0) print_problems(acks.problems);
+      acks.acks, acks.lost_at_end, acks.lost_kept, acks.misplaced, acks.discarded, repaired);
+  if (acks.lost_at_end > 0 || acks.misplaced > 0) print_problems(acks.problems);
+  // Each producer goes on after its highest replayed S, and above every S
+  // acknowledged where the log was discarded: that one may be gone.
+  std::vector<uint64_t> next = scan.next;
+  next.resize(std::max(next.size(), acks.resume_at.size()), 0);
+  for (size_t p = 0; p < acks.resume_at.size(); ++p) next[p] = std::max(next[p], acks.resume_at[p]);
 
   auto log = CommitLog::open(*options, std::move(lock).value());
   if (!log.ok()) {
@@ -321,18 +232,38 @@ int run_driver(const StressArgs& args) {
       return kExitUsage;
     }
   }
-  Driver driver(**log, args, ack_fd, scan.next);
+  DriverOptions driver_options{.threads = args.threads,
+                               .fibers = args.fibers,
+                               .max_size = args.max_size,
+                               .duration = args.duration,
+                               .rate = args.rate,
+                               .wait = args.wait == "durable" ? AppendWait::kDurable
+                                       : args.wait == "later" ? AppendWait::kNothing
+                                                              : AppendWait::kPolicy,
+                               .wait_later = args.wait == "later",
+                               .discard = args.discard,
+                               .acks = args.acks};
+  // The counters as each discard returns: a killed run says what it recycled.
+  CommitLog& opened = **log;
+  Driver driver(opened, driver_options, ack_fd, std::move(next), [&opened](Position up_to) {
+    const MetricsSnapshot m = opened.metrics();
+    say("stress: discarded up_to={} segments_recycled={} segments_deleted={} spare_segments={}\n", up_to.to_string(),
+        m.segments_recycled, m.segments_deleted, m.spare_segments);
+  });
   const auto start = SteadyClock::now();
-  say("stress: appending from_us={} policy={} producers={} threads={} fibers={} wait={}\n",
-      wall_clock_us(), options->sync_policy, args.threads * args.fibers, args.threads, args.fibers,
-      args.wait);
+  say("stress: appending from_us={} policy={} producers={} threads={} fibers={} wait={}{}\n", wall_clock_us(),
+      options->sync_policy, args.threads * args.fibers, args.threads, args.fibers, args.wait,
+      args.discard ? " discard" : "");
   driver.run();
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   const CommitLogStats stats = (*log)->stats();
   Status closed = (*log)->close();
+  const MetricsSnapshot metrics = (*log)->metrics();
   if (ack_fd >= 0) ::close(ack_fd);
-  say("stress: done seconds={:.3f} acked={} flushes={} segment_switches={}\n", seconds, driver.acked(),
-      stats.flushes, stats.segment_switches);
+  say("stress: done seconds={:.3f} acked={} flushes={} segment_switches={} discards={} segments_recycled={}"
+      " segments_deleted={}\n",
+      seconds, driver.acked(), stats.flushes, stats.segment_switches, driver.discards(), metrics.segments_recycled,
+      metrics.segments_deleted);
   for (const Status& status : {driver.error(), closed}) {
     if (!status.ok()) {
       fmt::print(stderr, "commitlog stress: {}\n", status.to_string());
@@ -352,12 +283,17 @@ int run_check(const StressArgs& args) {
       return kExitUsage;
     }
   }
-  const LogScan scan = scan_log(args.dir, args.max_size);
+  auto discarded = discard_point_of(args);
+  if (!discarded.ok()) {
+    fmt::print(stderr, "commitlog stress --check: {}\n", discarded.status().message());
+    return kExitUsage;
+  }
+  const LogScan scan = scan_log(args.dir, args.max_size, *discarded);
   if (!scan.replay.status.ok() && scan.replay.status.code() != ErrorCode::kCorruption) {
     return replay_failure("commitlog stress --check", scan);
   }
   AckReport acks;
-  if (!args.acks.empty()) acks = analyze_acks(args.acks, scan.next);
+  if (!args.acks.empty()) acks = analyze_acks(args.acks, scan, *discarded);
   if (!acks.status.ok()) {
     fmt::print(stderr, "commitlog stress --check: {}\n", acks.status.message());
     return kExitUsage;
@@ -366,12 +302,15 @@ int run_check(const StressArgs& args) {
   print_problems(scan.problems);
   print_problems(acks.problems);
   if (acks.torn_last_line) fmt::print(stderr, "note: the acks file ends inside a line; that line is ignored\n");
-  const bool ok = scan.clean() && acks.lost_kept == 0 && (args.allow_loss || acks.lost() == 0);
+  const bool ok =
+      scan.clean() && acks.lost_kept == 0 && acks.misplaced == 0 && (args.allow_loss || acks.lost() == 0);
   say("stress check: {} replayed={} producers={} acks={} lost={} lost_at_kills={} lost_at_end={} loss_events={}"
-      " max_lost_per_event={} lost_kept={} mismatches={} gaps={} duplicates={} segments={} torn_tail_bytes={}{}{}\n",
+      " max_lost_per_event={} lost_kept={} misplaced={} discarded={} discard_point={} mismatches={} gaps={}"
+      " duplicates={} segments={} torn_tail_bytes={}{}{}\n",
       ok ? "OK" : "FAILED", scan.replay.mutations, scan.producers(), acks.acks, acks.lost(), acks.lost_at_kills,
-      acks.lost_at_end, acks.loss_events, acks.max_lost_per_event, acks.lost_kept, scan.mismatches, scan.gaps, scan.duplicates,
-      scan.replay.segments, scan.replay.torn_tail_bytes, args.allow_loss ? " (loss allowed)" : "",
+      acks.lost_at_end, acks.loss_events, acks.max_lost_per_event, acks.lost_kept, acks.misplaced, acks.discarded,
+      point_text(*discarded), scan.mismatches, scan.gaps, scan.duplicates, scan.replay.segments,
+      scan.replay.torn_tail_bytes, args.allow_loss ? " (loss allowed)" : "",
       scan.replay.status.ok() ? "" : " replay=corruption");
   return ok ? kExitOk : kExitCorruption;
 }
@@ -383,7 +322,7 @@ void add_stress_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "stress", "append a checkable workload until killed; --check judges what a run left behind");
   cmd->add_option("--dir", args->dir, "log directory; replayed first if it holds a log")->required();
-  cmd->add_option("--acks", args->acks, "file of \"<P> <S>\" lines, one per acknowledged append");
+  CLI::Option* acks = cmd->add_option("--acks", args->acks, "file of ack lines, one per acknowledged append");
   add_size_option(cmd, "--max-size", &args->max_size, "filler length modulus (the same for every run and --check)", 1,
                   uint64_t{1} << 30);
   cmd->add_flag("--check", args->check, "replay --dir and check it against the workload and --acks");
@@ -412,6 +351,10 @@ void add_stress_command(CLI::App& app, int& exit_code) {
                   "durable, under any policy), later (an append that does not wait, then wait_durable)")
       ->check(CLI::IsMember({"policy", "durable", "later"}))
       ->capture_default_str();
+  cmd->add_flag("--discard", args->discard,
+                "discard the log behind the acknowledgements, as a store's flushes would, noting each point in "
+                "--acks first")
+      ->needs(acks);
   cmd->callback([args, &exit_code] { exit_code = args->check ? run_check(*args) : run_driver(*args); });
 }
 
