@@ -27,13 +27,12 @@ Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& fil
     return out;
   }
   const SegmentImage image = load_segment_image(*buffer, header);
-  // In a sealed segment, damage no later write proves durable lies past
-  // where the seal says the data ends (the reader counts damage below it as
-  // durable): the torn tail of a crashed run, which the open that sealed it
-  // cut off (crashed_run_seal.h). Intact, as the contract says.
-  const auto torn_tail = [&](bool durable) { return !durable && header.sealed_end != 0; };
+  // Damage no later write proves durable (the reader counts damage below a
+  // seal as durable) is a torn tail: nothing acknowledged lies in or after
+  // it, and every entry the reader found after it still counts. Intact, as
+  // the contract says; durable damage keeps the segment for the operator.
   for (const SectionDamage& d : image.damage) {
-    if (out.damage.empty() && !torn_tail(d.durable)) out.damage = damage_kind_name(d.kind);
+    if (out.damage.empty() && d.durable) out.damage = damage_kind_name(d.kind);
   }
   std::map<uint32_t, uint64_t> last;
   SegmentReader reader(image, header);
@@ -42,7 +41,7 @@ Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& fil
     if (auto* entry = std::get_if<SegmentEntry>(&item)) {
       last[entry->table] = entry->offset;
     } else if (auto* bad = std::get_if<SegmentDamage>(&item)) {
-      if (out.damage.empty() && !torn_tail(bad->durable)) out.damage = damage_kind_name(bad->kind);
+      if (out.damage.empty() && bad->durable) out.damage = damage_kind_name(bad->kind);
     } else {
       break;
     }
