@@ -153,6 +153,10 @@ class COMMITLOG_EXPORT FileSystem {
   // The size in bytes of the volume holding `dir` (statvfs). The default:
   // kNotSupported.
   virtual Result<uint64_t> volume_bytes(const std::string& dir);
+  // The permission bits of the file `path` (stat's mode & 07777), for files
+  // that must not be readable by others (key files). The default:
+  // kNotSupported.
+  virtual Result<uint32_t> permissions(const std::string& path);
 
   // Takes an exclusive lock on the file `path`, created with `permissions`
   // when missing, without waiting: kBusy when it is held already, by
