@@ -20,8 +20,9 @@ namespace commitlog {
 
 // The segment header flags of the log's new segments.
 inline uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
-  if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
+  if (!writes_sections(o)) return format::kFlagSyncedMarks;
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
+         (o.encryption != nullptr ? format::kFlagEncrypted : 0) |
          (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0) |
          (mode.mode == DiskAccessMode::kDirect ? format::kFlagWholeBlocks : 0);
 }
@@ -39,7 +40,11 @@ struct CommitLog::Impl {
         image_buffers(o.segment_size, o.max_compression_buffers_in_pool),
         clock(*o.clock),
         allocator(*o.file_system, clock, o.directory,
-                  {.capacity = o.segment_size, .flags = segment_flags(o, access_mode), .permissions = o.file_mode},
+                  {.capacity = o.segment_size,
+                   .flags = segment_flags(o, access_mode),
+                   .permissions = o.file_mode,
+                   .keys = o.encryption.get(),
+                   .lz4 = o.compression == Compression::kLz4},
                   first_id, &image_buffers, access_mode.storage()),
         waiters(clock, o.spin_wait, [this](const Status& error) { allocator.fail(error); }),
         chain(
