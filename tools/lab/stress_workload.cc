@@ -126,7 +126,7 @@ uint64_t LogScan::producers() const {
   return static_cast<uint64_t>(std::count_if(next.begin(), next.end(), [](uint64_t n) { return n > 0; }));
 }
 
-LogScan scan_log(const std::string& dir, uint64_t max_size) {
+LogScan scan_log(const std::string& dir, uint64_t max_size, std::shared_ptr<const KeyProvider> keys) {
   LogScan scan;
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return scan;
@@ -168,7 +168,10 @@ LogScan scan_log(const std::string& dir, uint64_t max_size) {
     }
     return Status{};
   };
-  scan.replay = replay_directory(dir, ReplayOptions{RecoveryMode::kTolerateTornTail}, handler);
+  ReplayOptions options;
+  options.mode = RecoveryMode::kTolerateTornTail;
+  options.keys = std::move(keys);
+  scan.replay = replay_directory(dir, options, handler);
   return scan;
 }
 

@@ -59,8 +59,8 @@ struct LogScan {
 };
 
 // Replays `dir` in strict mode and checks every mutation against the
-// formula. A missing directory is an empty log.
-LogScan scan_log(const std::string& dir, uint64_t max_size);
+// formula. A missing directory is an empty log. `keys`: of an encrypted log.
+LogScan scan_log(const std::string& dir, uint64_t max_size, std::shared_ptr<const KeyProvider> keys = nullptr);
 
 // What the acks file says, compared with a scan.
 struct AckReport {
