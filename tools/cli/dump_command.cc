@@ -104,10 +104,16 @@ class Printer {
             {"file", file.path},
             {"sections", image.sections},
             {"stored_bytes", image.stored_bytes},
-            {"image_bytes", image.image_bytes}});
+            {"image_bytes", image.image_bytes},
+            {"key_id", image.key_id ? nlohmann::ordered_json(*image.key_id) : nlohmann::ordered_json(nullptr)}});
     } else {
-      out_.append(fmt::format("lz4      {} compressed sections, {} bytes stored for {} image bytes\n",
-                              image.sections, image.stored_bytes, image.image_bytes));
+      if (image.key_id) {
+        out_.append(fmt::format("sealed   {} sections, {} bytes stored for {} image bytes, master key {}\n",
+                                image.sections, image.stored_bytes, image.image_bytes, *image.key_id));
+      } else {
+        out_.append(fmt::format("lz4      {} compressed sections, {} bytes stored for {} image bytes\n",
+                                image.sections, image.stored_bytes, image.image_bytes));
+      }
     }
   }
 

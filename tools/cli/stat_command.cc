@@ -97,7 +97,6 @@ Status scan(const LoadedSegment& s, const KeyProvider* keys, SegmentStat& seg, L
   if (!image.key_status.ok()) {
     seg.unopened = true;
     ++log.unopened;
-    seg.stored_bytes = image.stored_bytes;
     seg.end = SegmentEnd{EndKind::kTorn, 0, image.sections};
     return {};
   }
