@@ -185,7 +185,7 @@ TEST_CASE("every section of an encrypted segment has a nonce of its own") {
   }
 }
 
-TEST_CASE("without keys a replay names the segment and key id; verify's framing-only pass goes on") {
+TEST_CASE("without keys a replay names the segment and key id, and verify's framing-only pass goes on") {
   TempDir dir;
   Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {9}));
   write_log(options, 200);
