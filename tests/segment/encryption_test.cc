@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 
 #include "commitlog/commit_log.h"
+#include "commitlog/tail_reader.h"
 #include "segment/checksum.h"
 #include "segment/codec.h"
 #include "segment/crypto/cipher.h"
@@ -163,6 +164,31 @@ TEST_CASE("an encrypted log with CDC leaves no plaintext in the log, cdc_raw or 
   }
   CHECK(files > 4);
   CHECK(!std::filesystem::is_empty(options.cdc.raw_directory));
+}
+
+TEST_CASE("the tail reads an encrypted log and its cdc_raw with the keys, and names the key id without them") {
+  TempDir dir;
+  Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {6}));
+  options.cdc.enabled = true;
+  options.cdc.raw_directory = dir.path() + "/cdc_raw";
+  const auto written = write_log(options, 300);
+  for (const std::string& where : {options.directory, options.cdc.raw_directory}) {
+    CAPTURE(where);
+    TailOptions with;
+    with.keys = options.encryption;
+    TailReader tail(where, with);
+    std::vector<std::string> seen;
+    auto polled = tail.poll([&](const ReplayedMutation& m) {
+      seen.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
+      return Status{};
+    });
+    REQUIRE_MESSAGE(polled.ok(), polled.status().message());
+    CHECK(seen == written);
+    TailReader keyless(where, TailOptions{});
+    auto refused = keyless.poll([](const ReplayedMutation&) { return Status{}; });
+    REQUIRE(!refused.ok());
+    CHECK_MESSAGE(refused.status().message().find("master key 6") != std::string::npos, refused.status().message());
+  }
 }
 
 TEST_CASE("every section of an encrypted segment has a nonce of its own") {
