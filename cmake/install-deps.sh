@@ -15,6 +15,7 @@ packages=(
   libboost-fiber-dev libboost-context-dev   # fibers: producers that suspend instead of blocking
   libxxhash-dev                             # XXH3-64 checksums of headers, markers, entries
   liblz4-dev                                # LZ4 compression of sync sections
+  libssl-dev                                # libcrypto: AES-256-GCM and key wrap of encrypted segments
   libyaml-cpp-dev                           # conf/commitlog.yaml and cassandra.yaml reader
   libcli11-dev                              # the commitlog CLI's argument parsing
   libfmt-dev                                # formatting of messages and reports

@@ -122,7 +122,7 @@ This package holds the shared library." "Multi-Arch: same"
 
 stage libcommitlog-dev dev
 control libcommitlog-dev libdevel \
-  "$lib (= $deb_version), libboost-fiber-dev (>= 1.74), libboost-context-dev (>= 1.74), libyaml-cpp-dev, libfmt-dev, libxxhash-dev, liblz4-dev" \
+  "$lib (= $deb_version), libboost-fiber-dev (>= 1.74), libboost-context-dev (>= 1.74), libyaml-cpp-dev, libfmt-dev, libxxhash-dev, liblz4-dev, libssl-dev" \
   "write-ahead commit log for key-value stores (development files)" \
   "$about
 .

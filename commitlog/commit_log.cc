@@ -57,7 +57,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
                                     ": not this directory's");
   }
   // Only under the lock: until then another owner may be writing segments.
-  CL_RETURN_IF_ERROR(seal_crashed_runs(fs, options.directory));
+  CL_RETURN_IF_ERROR(seal_crashed_runs(fs, options.directory, options.encryption.get()));
   auto first_id = next_segment_id(fs, *options.clock, options.directory);
   if (!first_id.ok()) return first_id.status();
 
@@ -79,7 +79,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
   }
   impl->sync_thread = std::make_unique<SyncThread>(
       impl->clock, impl->chain, impl->waiters, *impl->policy, options.commit_failure_policy,
-      options.compression == Compression::kLz4, impl->cdc.get());
+      writes_sections(options), impl->cdc.get());
   return std::unique_ptr<CommitLog>(new CommitLog(std::move(impl)));
 }
 

@@ -20,8 +20,9 @@ namespace commitlog {
 
 // The segment header flags of the log's new segments.
 inline uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
-  if (o.compression != Compression::kLz4) return format::kFlagSyncedMarks;
+  if (!writes_sections(o)) return format::kFlagSyncedMarks;
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
+         (o.encryption != nullptr ? format::kFlagEncrypted : 0) |
          (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0) |
          (mode.mode == DiskAccessMode::kDirect ? format::kFlagWholeBlocks : 0);
 }
@@ -29,8 +30,7 @@ inline uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
 // Whether the log's new segments are made of spare files
 // (lifecycle/spare_segments.h), and their files' size.
 inline bool reuses_spares(const Options& o, const AccessModeChoice& mode) {
-  return o.compression == Compression::kNone &&
-         (mode.mode == DiskAccessMode::kStandard || mode.mode == DiskAccessMode::kDirect);
+  return !writes_sections(o) && (mode.mode == DiskAccessMode::kStandard || mode.mode == DiskAccessMode::kDirect);
 }
 inline uint64_t segment_file_size(const Options& o, const AccessModeChoice& mode) {
   if (mode.mode != DiskAccessMode::kDirect) return o.segment_size;
@@ -51,7 +51,11 @@ struct CommitLog::Impl {
         clock(*o.clock),
         spares(std::move(s)),
         allocator(*o.file_system, clock, o.directory,
-                  {.capacity = o.segment_size, .flags = segment_flags(o, access_mode), .permissions = o.file_mode},
+                  {.capacity = o.segment_size,
+                   .flags = segment_flags(o, access_mode),
+                   .permissions = o.file_mode,
+                   .keys = o.encryption.get(),
+                   .lz4 = o.compression == Compression::kLz4},
                   first_id, &image_buffers, access_mode.storage(), spares.get()),
         waiters(clock, o.spin_wait, [this](const Status& error) { allocator.fail(error); }),
         chain(

@@ -16,6 +16,8 @@ uint64_t checksum(std::span<const std::byte> bytes, uint64_t seed = 0);
 uint64_t marker_checksum(uint64_t next, uint64_t segment_id, uint64_t own_offset);
 // Checksum of the first 32 bytes of a compressed section header at file offset `own_offset`.
 uint64_t section_header_checksum(const std::byte* header, uint64_t segment_id, uint64_t own_offset);
+// Checksum of the first 56 bytes of an encrypted segment's key block at `own_offset`.
+uint64_t key_block_checksum(const std::byte* block, uint64_t segment_id, uint64_t own_offset);
 // Checksum of the first 24 bytes of an entry header at `own_offset`.
 uint64_t entry_header_checksum(const std::byte* header, uint64_t segment_id, uint64_t own_offset);
 

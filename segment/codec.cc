@@ -154,6 +154,7 @@ void encode_section_header(std::byte* out, const SectionHeader& section, uint64_
   store_u32(out + format::kSectionImageLength, section.image_length);
   store_u32(out + format::kSectionStoredLength, section.stored_length);
   store_u32(out + format::kSectionFlags, section.flags);
+  store_u32(out + format::kSectionCounter, section.counter);
   store_u64(out + format::kSectionStoredChecksum, section.stored_checksum);
   store_u64(out + format::kSectionHeaderChecksum, section_header_checksum(out, segment_id, own_offset));
 }
@@ -166,15 +167,53 @@ std::optional<SectionHeader> decode_section_header(const std::byte* in, uint64_t
   }
   SectionHeader s{load_u64(in + format::kSectionImageOffset), load_u32(in + format::kSectionImageLength),
                   load_u32(in + format::kSectionStoredLength), load_u32(in + format::kSectionFlags),
-                  load_u64(in + format::kSectionStoredChecksum)};
+                  load_u64(in + format::kSectionStoredChecksum), load_u32(in + format::kSectionCounter)};
+  const bool encrypted = (segment_flags & format::kFlagEncrypted) != 0;
+  const uint64_t tag = encrypted ? format::kSectionTagSize : 0;
   const uint32_t known = (segment_flags & format::kFlagFlushGroups) != 0
                              ? format::kSectionRaw | format::kSectionJoined | format::kSectionMore
                              : format::kSectionRaw;
   const bool fits = s.image_offset >= format::kHeaderSize && s.image_offset <= capacity &&
                     s.image_length <= capacity - s.image_offset;
-  const bool raw_ok = (s.flags & format::kSectionRaw) == 0 || s.stored_length == s.image_length;
+  const bool raw_ok = (s.flags & format::kSectionRaw) != 0 ? s.stored_length == s.image_length + tag
+                                                          : s.stored_length >= tag;
   if (!fits || (s.flags & ~known) != 0 || !raw_ok) return std::nullopt;
   return s;
+}
+
+void encode_key_block(std::byte* out, const KeyBlock& block, uint64_t segment_id) {
+  std::memset(out, 0, format::kKeyBlockSize);
+  store_u32(out + format::kKeyBlockIdOffset, block.master_key_id);
+  store_u32(out + format::kKeyBlockCipherOffset, format::kCipherAes256Gcm);
+  std::memcpy(out + format::kKeyBlockWrappedOffset, block.wrapped.data(), block.wrapped.size());
+  store_u64(out + format::kKeyBlockChecksumOffset, key_block_checksum(out, segment_id, format::kKeyBlockOffset));
+}
+
+std::optional<KeyBlock> decode_key_block(const std::byte* in, uint64_t segment_id) {
+  if (load_u64(in + format::kKeyBlockChecksumOffset) != key_block_checksum(in, segment_id, format::kKeyBlockOffset) ||
+      load_u32(in + format::kKeyBlockCipherOffset) != format::kCipherAes256Gcm) {
+    return std::nullopt;
+  }
+  KeyBlock block;
+  block.master_key_id = load_u32(in + format::kKeyBlockIdOffset);
+  std::memcpy(block.wrapped.data(), in + format::kKeyBlockWrappedOffset, block.wrapped.size());
+  return block;
+}
+
+std::array<std::byte, format::kSectionNonceSize> section_nonce(uint64_t segment_id, uint32_t counter) {
+  std::array<std::byte, format::kSectionNonceSize> nonce;
+  store_u64(nonce.data(), segment_id);
+  store_u32(nonce.data() + 8, counter);
+  return nonce;
+}
+
+std::array<std::byte, format::kSectionAadSize> section_aad(const std::byte* header, uint64_t segment_id,
+                                                          uint64_t own_offset) {
+  std::array<std::byte, format::kSectionAadSize> aad;
+  std::memcpy(aad.data(), header, 24);
+  store_u64(aad.data() + 24, segment_id);
+  store_u64(aad.data() + 32, own_offset);
+  return aad;
 }
 
 }  // namespace commitlog

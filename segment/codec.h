@@ -11,6 +11,8 @@
 // bytes at the pointer it is given and never more.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -97,6 +99,7 @@ struct SectionHeader {
   uint32_t stored_length = 0;
   uint32_t flags = 0;  // format::kSectionRaw, kSectionJoined, kSectionMore
   uint64_t stored_checksum = 0;
+  uint32_t counter = 0;  // format::kFlagEncrypted: its write counter; else 0
 };
 // Writes the kSectionHeaderSize bytes of a section header at file offset
 // `own_offset` to `out`.
@@ -104,11 +107,30 @@ void encode_section_header(std::byte* out, const SectionHeader& section, uint64_
                            uint64_t own_offset);
 // The section header in the kSectionHeaderSize bytes at `in`, when its
 // checksum holds, its flags are known to a segment with header flags
-// `segment_flags`, a raw section stores exactly its image length, and its
+// `segment_flags`, a raw section stores exactly its image length (plus the
+// tag, when encrypted), and its
 // image range lies after the file header and within `capacity`. Whether its
 // stored bytes fit the file is the caller's to check.
 std::optional<SectionHeader> decode_section_header(const std::byte* in, uint64_t segment_id,
                                                    uint64_t own_offset, uint16_t segment_flags,
                                                    uint64_t capacity);
+
+// An encrypted segment's key block (format::kKeyBlockOffset).
+struct KeyBlock {
+  uint32_t master_key_id = 0;
+  std::array<std::byte, format::kWrappedKeySize> wrapped{};
+};
+void encode_key_block(std::byte* out, const KeyBlock& block, uint64_t segment_id);
+// The key block in the kKeyBlockSize bytes at `in`, when its checksum holds
+// and it names a cipher this build knows.
+std::optional<KeyBlock> decode_key_block(const std::byte* in, uint64_t segment_id);
+
+// The nonce and associated data of the encrypted section whose encoded
+// header (format::kSectionHeaderSize bytes, counter included) is at `header`
+// and sits at file offset `own_offset`: what binds its ciphertext to its
+// segment, its place and its header (format.h).
+std::array<std::byte, format::kSectionNonceSize> section_nonce(uint64_t segment_id, uint32_t counter);
+std::array<std::byte, format::kSectionAadSize> section_aad(const std::byte* header, uint64_t segment_id,
+                                                          uint64_t own_offset);
 
 }  // namespace commitlog

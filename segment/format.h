@@ -60,7 +60,13 @@ inline constexpr uint16_t kFlagSyncedMarks = 1u << 2;
 inline constexpr uint16_t kFlagWholeBlocks = 1u << 3;
 inline constexpr uint64_t kMinDirectBlock = 4096;
 inline constexpr uint64_t kMaxDirectBlock = 64 * 1024;
-inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks | kFlagWholeBlocks;
+// With kFlagLz4Sections: a key block follows the header (kKeyBlockOffset) and
+// every section's stored bytes are sealed with AES-256-GCM under the data key
+// it wraps (see the compressed segment layout below). Readers that do not know
+// this bit refuse the segment instead of misreading ciphertext.
+inline constexpr uint16_t kFlagEncrypted = 1u << 4;
+inline constexpr uint16_t kKnownFlags =
+    kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks | kFlagWholeBlocks | kFlagEncrypted;
 
 // File header.
 inline constexpr size_t kHeaderSize = 64;
@@ -149,6 +155,36 @@ inline constexpr uint64_t kCompressedAllocationStep = 1 << 20;
 inline constexpr uint32_t kSectionRaw = 1u << 0;
 inline constexpr uint32_t kSectionJoined = 1u << 1;  // not the first of its flush
 inline constexpr uint32_t kSectionMore = 1u << 2;    // not the last of its flush
+
+// Encrypted segments (kFlagEncrypted). The key block sits between the file
+// header and the first section:
+//
+//   key block: u32 master_key_id | u32 cipher (kCipherAes256Gcm)
+//              u8[40] data key wrapped by the master key (RFC 3394 AES key wrap)
+//              u64 zero | u64 checksum(bytes 0..56, segment id, own offset)
+//
+// A section's u32 `zero` field carries its write counter, unique among the
+// segment's sections; its stored bytes are AES-256-GCM ciphertext of what an
+// unencrypted section stores, followed by the tag (stored_length counts it).
+// Nonce: segment id (u64) | counter (u32). Associated data: section header
+// bytes 0..24 | segment id | the header's own file offset (kSectionAadSize).
+inline constexpr size_t kKeyBlockOffset = kHeaderSize;
+inline constexpr size_t kKeyBlockSize = 64;
+inline constexpr size_t kKeyBlockIdOffset = 0;         // u32 master key id
+inline constexpr size_t kKeyBlockCipherOffset = 4;     // u32
+inline constexpr size_t kKeyBlockWrappedOffset = 8;    // u8[kWrappedKeySize]
+inline constexpr size_t kKeyBlockChecksumOffset = 56;  // u64
+inline constexpr uint32_t kCipherAes256Gcm = 1;
+inline constexpr size_t kDataKeySize = 32;
+inline constexpr size_t kWrappedKeySize = kDataKeySize + 8;
+inline constexpr size_t kSectionCounter = 20;          // u32, encrypted segments
+inline constexpr size_t kSectionTagSize = 16;
+inline constexpr size_t kSectionNonceSize = 12;
+inline constexpr size_t kSectionAadSize = 24 + 16;
+// Where a segment's first section header sits.
+constexpr uint64_t first_section_offset(uint16_t flags) {
+  return (flags & kFlagEncrypted) != 0 ? kHeaderSize + kKeyBlockSize : kHeaderSize;
+}
 
 // Segment files are named CommitLog-<version>-<id>.log.
 inline constexpr const char* kFilePrefix = "CommitLog-";

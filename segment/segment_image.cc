@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "segment/byte_scan.h"
 #include "segment/checksum.h"
 #include "segment/compression.h"
+#include "segment/crypto/cipher.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -27,12 +30,13 @@ uint64_t section_footprint(const SectionHeader& s) {
 class ImageBuilder {
  public:
   ImageBuilder(std::span<const std::byte> file, const SegmentHeader& header, SegmentImage& image)
-      : file_(file), header_(header), image_(image) {
+      : file_(file), header_(header), image_(image), allocated_(format::first_section_offset(header.flags)) {
     image_.owned.assign(file.begin(), file.begin() + static_cast<ptrdiff_t>(format::kHeaderSize));
   }
 
-  void run() {
-    uint64_t at = format::kHeaderSize;
+  void run(const KeyProvider* keys) {
+    if ((header_.flags & format::kFlagEncrypted) != 0 && !open_key_block(keys)) return;
+    uint64_t at = allocated_;
     while (at + format::kSectionHeaderSize <= file_.size()) {
       const std::optional<SectionHeader> s = header_at(at);
       if (s) note_allocation(at, *s);
@@ -70,6 +74,43 @@ class ImageBuilder {
     SectionHeader s;
     uint64_t end;
   };
+
+  // The data key from the key block, or why there is none: damage to the
+  // block ends the walk; a key problem leaves the framing to check.
+  bool open_key_block(const KeyProvider* keys) {
+    const uint64_t at = format::kKeyBlockOffset;
+    const std::optional<KeyBlock> block =
+        file_.size() >= at + format::kKeyBlockSize ? decode_key_block(file_.data() + at, header_.id) : std::nullopt;
+    if (!block) {
+      const uint64_t end = std::max(nonzero_end(file_, at), std::min<uint64_t>(file_.size(), at + format::kKeyBlockSize));
+      image_.damage.push_back({at, end > at ? end - at : 0, DamageKind::kBadKeyBlock, true, chain_});
+      return false;
+    }
+    const uint32_t id = block->master_key_id;
+    image_.key_id = id;
+    const std::string segment = "segment " + std::to_string(header_.id);
+    if (keys == nullptr) {
+      image_.key_status = Status::invalid_argument(segment + " is encrypted with master key " + std::to_string(id) +
+                                                   " and no key was given");
+      return true;
+    }
+    auto master = keys->key(id);
+    if (!master.ok()) {
+      image_.key_status = Status::not_found(segment + " needs master key " + std::to_string(id) + ", which " +
+                                            keys->source() + " does not hold");
+      return true;
+    }
+    const std::optional<crypto::Key> data_key = crypto::unwrap_key(*master, block->wrapped);
+    if (!data_key) {
+      image_.key_status = Status::invalid_argument(segment + ": master key " + std::to_string(id) + " from " +
+                                                   keys->source() + " does not unwrap its data key (a wrong key)");
+      return true;
+    }
+    gcm_ = std::make_unique<crypto::Gcm>(*data_key);
+    return true;
+  }
+
+  bool encrypted() const { return (header_.flags & format::kFlagEncrypted) != 0; }
 
   std::optional<SectionHeader> header_at(uint64_t at) const {
     if (at + format::kSectionHeaderSize > file_.size()) return std::nullopt;
@@ -190,17 +231,34 @@ class ImageBuilder {
 
   void apply(const Pending& p) {
     const SectionHeader& s = p.s;
+    count(s, p.end - p.at);
+    if (encrypted() && !gcm_) return;  // framing only: no key to open it with
     cover(s);
     std::span<std::byte> target{image_.owned.data() + s.image_offset, s.image_length};
     std::span<const std::byte> stored = file_.subspan(p.at + format::kSectionHeaderSize, s.stored_length);
-    if ((s.flags & format::kSectionRaw) != 0) {
+    DamageKind failed = DamageKind::kBadCompressedData;
+    bool ok = true;
+    if (encrypted()) {
+      // Raw sections decrypt straight into the image; compressed ones into
+      // plain_ first. Either is zeroed below when the tag fails.
+      const bool raw = (s.flags & format::kSectionRaw) != 0;
+      const auto cipher = stored.first(stored.size() - format::kSectionTagSize);
+      if (!raw) plain_.resize(cipher.size());
+      std::byte* out = raw ? target.data() : plain_.data();
+      ok = gcm_->open(section_nonce(header_.id, s.counter), section_aad(file_.data() + p.at, header_.id, p.at),
+                      cipher, out, cipher.data() + cipher.size());
+      failed = DamageKind::kBadSectionTag;
+      stored = raw ? std::span<const std::byte>() : std::span<const std::byte>(plain_);
+      if (!raw && !ok) std::fill(plain_.begin(), plain_.end(), std::byte{0});
+    } else if ((s.flags & format::kSectionRaw) != 0) {
       std::memcpy(target.data(), stored.data(), stored.size());
-    } else if (!lz4_decompress(stored, target)) {
-      std::fill(target.begin(), target.end(), std::byte{0});
-      image_.damage.push_back({p.at, p.end - p.at, DamageKind::kBadCompressedData, flush_start_after(p.end),
-                               s.image_offset, s.image_length});
+      stored = {};
     }
-    count(s, p.end - p.at);
+    if (ok && !stored.empty() && !lz4_decompress(stored, target)) ok = false;
+    if (!ok) {
+      std::fill(target.begin(), target.end(), std::byte{0});
+      image_.damage.push_back({p.at, p.end - p.at, failed, flush_start_after(p.end), s.image_offset, s.image_length});
+    }
   }
 
   void count(const SectionHeader& s, uint64_t file_bytes) {
@@ -217,7 +275,9 @@ class ImageBuilder {
   // The image offset where the next flush's range starts: the open marker
   // the last applied flush left.
   uint64_t chain_ = format::kFirstMarkerOffset;
-  uint64_t allocated_ = format::kHeaderSize;  // the file size the writer has allocated so far
+  uint64_t allocated_;  // the file size the writer has allocated so far
+  std::unique_ptr<crypto::Gcm> gcm_;  // encrypted: the segment's data key, when opened
+  std::vector<std::byte> plain_;      // a compressed section, decrypted
   bool ends_in_fragment_ = false;  // the walk ended on fewer bytes than a section header
 };
 
@@ -238,12 +298,15 @@ const char* damage_kind_name(DamageKind kind) {
     case DamageKind::kBadCompressedData: return "compressed section does not decompress";
     case DamageKind::kIncompleteFlushGroup: return "flush group without its last section";
     case DamageKind::kBadSeal: return "damaged seal (where the segment's data ends)";
+    case DamageKind::kBadKeyBlock: return "bad key block (the wrapped data key)";
+    case DamageKind::kBadSectionTag: return "encrypted section fails authentication";
     case DamageKind::kEndsBeforeSeal: return "data ends before the end its seal records";
   }
   return "unknown";
 }
 
-SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header) {
+SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header,
+                                const KeyProvider* keys) {
   SegmentImage image;
   image.capacity = header.capacity;
   if ((header.flags & format::kFlagLz4Sections) == 0) {
@@ -251,7 +314,7 @@ SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHe
     image.truncated = file.size() < header.capacity;
     return image;
   }
-  ImageBuilder(file, header, image).run();
+  ImageBuilder(file, header, image).run(keys);
   image.bytes = image.owned;
   return image;
 }

@@ -16,6 +16,14 @@
 // them but zeros. A damaged flush is left out of the image, whose bytes there
 // stay as earlier flushes left them, so the reader finds the gap too.
 //
+// Encryption. The key block must check out; damage to it is durable (it is
+// written with the header, before anything else). Each section's stored
+// bytes are checked against their checksum first, so a flipped bit of
+// ciphertext or tag is the same damage as in any compressed segment; bytes
+// that check out but fail GCM's tag (kBadSectionTag) are left out like bytes
+// that do not decompress. No decrypted byte of a failed section reaches the
+// image.
+//
 // Truncation. A plain segment is preallocated to its capacity, so a shorter
 // file was cut after the fact. A compressed file grows in steps of
 // format::kCompressedAllocationStep that its sections determine, and a power
@@ -26,9 +34,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "commitlog/key_provider.h"
 #include "segment/codec.h"
 
 namespace commitlog {
@@ -48,6 +59,8 @@ enum class DamageKind {
   kIncompleteFlushGroup,   // compressed: the file ends inside a flush's group of sections
   kBadSeal,                // the header's seal is neither empty nor valid
   kEndsBeforeSeal,         // the data ends before where the segment's seal says its bytes are final
+  kBadKeyBlock,            // encrypted: the key block does not check out or is cut
+  kBadSectionTag,          // encrypted: the stored bytes check out but do not decrypt under their key
 };
 const char* damage_kind_name(DamageKind kind);
 
@@ -75,9 +88,18 @@ struct SegmentImage {
   uint64_t sections = 0;              // valid compressed sections
   uint64_t stored_bytes = 0;          // file bytes of those sections
   uint64_t image_bytes = 0;           // image bytes they restore
+  // Encrypted: the master key id its key block names, and why its sections
+  // could not be opened when they could not (no keys given, an id the keys
+  // lack, a key that does not unwrap the data key). Then only the framing
+  // was checked (section headers, stored checksums): nothing is applied and
+  // the image holds the header alone.
+  std::optional<uint32_t> key_id;
+  Status key_status;
 };
 
 // `file` must outlive the result when the segment is not compressed.
-SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header);
+// `keys`: the master keys for an encrypted segment; null when none are given.
+SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header,
+                                const KeyProvider* keys = nullptr);
 
 }  // namespace commitlog

@@ -64,6 +64,10 @@ std::string access_mode_rule(const Options& o) {
   if (o.disk_access_mode == DiskAccessMode::kMmap && o.compression != Compression::kNone) {
     return "cannot write compressed segments (commitlog_compression is set): use standard, direct, legacy or auto";
   }
+  if (o.disk_access_mode == DiskAccessMode::kMmap && o.encryption != nullptr) {
+    return "cannot write encrypted segments (transparent_data_encryption_options is enabled): use standard, direct, "
+           "legacy or auto";
+  }
   return "";
 }
 
@@ -142,6 +146,11 @@ std::vector<KeySpec> make_keys() {
        .type = compression([](auto& o) -> auto& { return o.compression; }),
        .doc = "LZ4-compress each sync section (class_name LZ4Compressor or LZ4); parameters are ignored.",
        .zero_means = "none"},
+      {.name = "transparent_data_encryption_options",
+       .type = encryption([](auto& o) -> auto& { return o.encryption; }),
+       .doc = "Encryption at rest: each segment gets its own data key, wrapped by a master key from a key file "
+              "(docs/encryption.md).",
+       .zero_means = "segments in the clear"},
       {.name = "commitlog_max_compression_buffers_in_pool",
        .type = count([](auto& o) -> auto& { return o.max_compression_buffers_in_pool; }),
        .doc = "With compression, or disk access mode standard or direct: how many segment-sized buffers may exist "

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -108,6 +109,9 @@ ValueType table_list(Access<std::vector<uint32_t>> field);
 ValueType choice(Access<int> field, std::string noun, std::vector<std::pair<std::string, int>> names);
 // commitlog_compression: {class_name: LZ4Compressor, parameters: ...}.
 ValueType compression(Access<Compression> field);
+// transparent_data_encryption_options: {enabled, key_alias, key_provider}
+// (config_encryption.cc); reads the key file it names.
+ValueType encryption(Access<std::shared_ptr<const KeyProvider>> field);
 
 template <typename Field>
 ValueType text(Field field, std::string what) { return text(access(field), std::move(what)); }
@@ -125,6 +129,8 @@ template <typename Field>
 ValueType table_list(Field field) { return table_list(access(field)); }
 template <typename Field>
 ValueType compression(Field field) { return compression(access(field)); }
+template <typename Field>
+ValueType encryption(Field field) { return encryption(access(field)); }
 template <typename Field>
 using FieldType = std::remove_cvref_t<std::invoke_result_t<Field, Options&>>;
 template <typename Field>

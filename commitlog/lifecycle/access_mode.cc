@@ -19,10 +19,12 @@ const char* access_mode_name(DiskAccessMode mode) {
 }
 
 Result<AccessModeChoice> choose_access_mode(const Options& o, const std::string& probe_dir) {
-  const bool compressed = o.compression != Compression::kNone;
+  const bool compressed = writes_sections(o);
   AccessModeChoice legacy;
   legacy.mode = compressed ? DiskAccessMode::kStandard : DiskAccessMode::kMmap;
-  legacy.reason = compressed ? "as commitlog_compression is set" : "as commitlog_compression is not set";
+  legacy.reason = o.encryption != nullptr ? "as segments are encrypted"
+                  : compressed            ? "as commitlog_compression is set"
+                                          : "as commitlog_compression is not set";
   switch (o.disk_access_mode) {
     case DiskAccessMode::kLegacy: return legacy;
     case DiskAccessMode::kMmap:

@@ -36,7 +36,7 @@ std::optional<uint64_t> data_end(const SegmentImage& image, const SegmentHeader&
 
 }  // namespace
 
-Status seal_crashed_runs(FileSystem& fs, const std::string& dir) {
+Status seal_crashed_runs(FileSystem& fs, const std::string& dir, const KeyProvider* keys) {
   auto files = list_segment_files(fs, dir);
   if (!files.ok()) return files.status();
   std::vector<SegmentPrologue> prologues;
@@ -52,7 +52,8 @@ Status seal_crashed_runs(FileSystem& fs, const std::string& dir) {
                              p.header.version >= 2 && p.header.sealed_end == 0 && !p.header.seal_damaged;
     if (!p.may_be_torn || !p.has_data || !unsealed_v2) continue;
     CL_RETURN_IF_ERROR(read_whole_file(fs, p.file.path, &buffer));
-    const SegmentImage image = load_segment_image(buffer, p.header);
+    const SegmentImage image = load_segment_image(buffer, p.header, keys);
+    if (!image.key_status.ok()) return Status(image.key_status.code(), p.file.path + ": " + image.key_status.message());
     const std::optional<uint64_t> end = data_end(image, p.header);
     if (end) CL_RETURN_IF_ERROR(write_seal(fs, p.file.path, p.file.id, *end));
   }

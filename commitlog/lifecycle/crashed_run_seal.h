@@ -14,12 +14,15 @@
 #include <string>
 
 #include "commitlog/file_system.h"
+#include "commitlog/key_provider.h"
 #include "commitlog/status.h"
 
 namespace commitlog {
 
 // Seals the unsealed run ends of `dir`. Errors reading or writing a segment
 // are returned; a segment that cannot be proved is left as it is.
-[[nodiscard]] Status seal_crashed_runs(FileSystem& fs, const std::string& dir);
+// An encrypted segment it must read but cannot open with `keys` is an
+// error naming the segment and the key id.
+[[nodiscard]] Status seal_crashed_runs(FileSystem& fs, const std::string& dir, const KeyProvider* keys = nullptr);
 
 }  // namespace commitlog

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/util/report.h"
 #include "commitlog/replay/segment_tables.h"
 #include "commitlog/util/thread_name.h"
@@ -25,7 +26,8 @@ SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, 
       clock_(*options.clock),
       dir_(options.directory),
       capacity_(options.segment_size),
-      compressed_(options.compression == Compression::kLz4),
+      compressed_(writes_sections(options)),
+      keys_(options.encryption),
       total_space_(options.total_space),
       hard_limit_(options.total_space_hard_limit),
       archive_(std::move(archive)),
@@ -95,7 +97,7 @@ void SegmentLifecycle::park_empty_last() {
 void SegmentLifecycle::on_finished(const MappedSegment& segment) {
   Record r;
   r.path = segment.path();
-  r.bytes = compressed_ ? format::kHeaderSize + segment.file_bytes_written() : capacity_;
+  r.bytes = compressed_ ? format::first_section_offset(segment.flags()) + segment.file_bytes_written() : capacity_;
   r.sized = !compressed_;  // a compressed file is measured on disk later
   r.scanned = true;
   r.tables = segment.tables();
@@ -217,7 +219,7 @@ void SegmentLifecycle::learn() {
     SegmentTables tables;
     if (t.scan) {
       scanned = true;
-      auto read = read_segment_tables(fs_, t.file, &buffer_);
+      auto read = read_segment_tables(fs_, t.file, &buffer_, keys_.get());
       if (read.ok()) {
         tables = std::move(read).value();
       } else {

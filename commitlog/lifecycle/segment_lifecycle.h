@@ -157,6 +157,7 @@ class SegmentLifecycle {
   const std::string dir_;
   const uint64_t capacity_;
   const bool compressed_;
+  const std::shared_ptr<const KeyProvider> keys_;  // to read the tables of encrypted segments
   const uint64_t total_space_, hard_limit_;
   const ArchiveHook archive_;
   const FlushRequest on_flush_request_;

@@ -14,7 +14,7 @@ Result<SegmentPrologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   SegmentPrologue p{file};
   auto f = fs.open(file.path, OpenMode::kRead);
   if (!f.ok()) return f.status();
-  std::byte bytes[format::kHeaderSize + format::kSectionHeaderSize] = {};
+  std::byte bytes[format::kHeaderSize + format::kKeyBlockSize + format::kSectionHeaderSize] = {};
   auto got = (*f)->read_at(0, bytes);
   if (!got.ok()) return got.status();
   p.problem = decode_segment_header({bytes, *got}, &p.header);
@@ -26,10 +26,15 @@ Result<SegmentPrologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   const uint16_t flags = readable ? p.header.flags : format::kKnownFlags;
   const uint64_t capacity = readable ? p.header.capacity : UINT64_MAX;
   const std::byte* first = bytes + format::kFirstMarkerOffset;
+  auto section_at = [&](uint64_t offset) {
+    return *got >= offset + format::kSectionHeaderSize &&
+           decode_section_header(bytes + offset, file.id, offset, flags, capacity);
+  };
+  // An encrypted segment's sections start after its key block.
   p.has_data = (*got >= format::kFirstEntryOffset &&
                 decode_marker(first, file.id, format::kFirstMarkerOffset, flags)) ||
-               (*got >= sizeof bytes &&
-                decode_section_header(first, file.id, format::kHeaderSize, flags, capacity));
+               (readable ? section_at(format::first_section_offset(flags))
+                         : section_at(format::kHeaderSize) || section_at(format::kHeaderSize + format::kKeyBlockSize));
   return p;
 }
 
@@ -68,8 +73,9 @@ bool SegmentReplay::replay(const SegmentPrologue& p) {
     return judge(p, {0, nonzero_end(file, 0), kind, !leftover}) != Next::kStop;
   }
   if (p.may_be_torn && p.has_data && p.header.sealed_end == 0) report_.unproved_tails.push_back(p.file.path);
-  const SegmentImage image = load_segment_image(file, p.header);
+  const SegmentImage image = load_segment_image(file, p.header, options_.keys.get());
   image_ = &image;
+  if (!image.key_status.ok()) return unopened(p, image);
   data_ = image.bytes;
   next_section_damage_ = 0;
   SegmentReader reader(image, p.header);
@@ -163,6 +169,19 @@ bool SegmentReplay::deliver(const SegmentPrologue& p, const SegmentEntry& e) {
   report_.last_position = position;
   Status status = handler_(ReplayedMutation{position, e.table, e.time_us, e.payload});
   return status.ok() || stop(status);
+}
+
+bool SegmentReplay::unopened(const SegmentPrologue& p, const SegmentImage& image) {
+  const Status& why = image.key_status;
+  if (!options_.framing_only || options_.keys != nullptr) return stop(Status(why.code(), p.file.path + ": " + why.message()));
+  // Without keys only the framing is checked; its damage is judged as ever.
+  report_.unopened.push_back(p.file.path);
+  for (const SectionDamage& s : image.damage) {
+    Finding f{s.image_at, s.image_bytes, damage_kind_name(s.kind), s.durable, s.file_offset, s.file_offset + s.file_bytes};
+    const Next next = judge(p, f);
+    if (next != Next::kGoOn) return next == Next::kEndSegment;
+  }
+  return true;
 }
 
 bool SegmentReplay::stop(const Status& status) {

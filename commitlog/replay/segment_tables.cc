@@ -11,7 +11,7 @@
 namespace commitlog {
 
 Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& file,
-                                          std::vector<std::byte>* buffer) {
+                                          std::vector<std::byte>* buffer, const KeyProvider* keys) {
   CL_RETURN_IF_ERROR(read_whole_file(fs, file.path, buffer));
   SegmentTables out;
   SegmentHeader header;
@@ -26,7 +26,11 @@ Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& fil
     out.damage = "the header names segment " + std::to_string(header.id);
     return out;
   }
-  const SegmentImage image = load_segment_image(*buffer, header);
+  const SegmentImage image = load_segment_image(*buffer, header, keys);
+  if (!image.key_status.ok()) {
+    out.damage = image.key_status.message();
+    return out;
+  }
   // Damage no later write proves durable (the reader counts damage below a
   // seal as durable) is a torn tail: nothing acknowledged lies in or after
   // it, and every entry the reader found after it still counts. Intact, as

@@ -22,8 +22,10 @@ struct SegmentTables {
   std::string damage;
 };
 
-// `buffer` is reused between calls.
+// `buffer` is reused between calls. `keys`: for an encrypted segment; one
+// that cannot be opened is damage named by why.
 [[nodiscard]] Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& file,
-                                                        std::vector<std::byte>* buffer);
+                                                        std::vector<std::byte>* buffer,
+                                                        const KeyProvider* keys = nullptr);
 
 }  // namespace commitlog

@@ -74,7 +74,7 @@ struct TailReader::State {
       return gap("segment " + std::to_string(position.segment) + " was deleted before the tail read it past offset " +
                  std::to_string(position.offset) + " (the next one in " + dir + " is " + base_name(file.path) + ")");
     }
-    auto opened = TailSegment::open(*options.file_system, file);
+    auto opened = TailSegment::open(*options.file_system, file, options.keys.get());
     if (!opened.ok()) return opened.status();
     if (!opened->has_value()) {
       *waiting = true;

@@ -23,7 +23,8 @@ Status corruption(const std::string& path, uint64_t offset, uint64_t bytes, Dama
 
 }  // namespace
 
-Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const SegmentFile& file) {
+Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const SegmentFile& file,
+                                                     const KeyProvider* keys) {
   auto handle = fs.open(file.path, OpenMode::kRead);
   if (!handle.ok()) return handle.status();
   std::array<std::byte, format::kHeaderSize> bytes{};
@@ -40,7 +41,7 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
   if (header.id != file.id) {
     return Status::corruption(file.path + ": header says segment " + std::to_string(header.id));
   }
-  TailSegment segment(std::move(handle).value(), file, header);
+  TailSegment segment(std::move(handle).value(), file, header, keys);
   if (!segment.compressed()) {
     std::copy(bytes.begin(), bytes.end(), segment.bytes_.begin());
     segment.loaded_ = format::kHeaderSize;
@@ -49,8 +50,9 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
   return std::optional<TailSegment>(std::move(segment));
 }
 
-TailSegment::TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHeader header)
-    : handle_(std::move(file)), file_(std::move(name)), header_(header) {
+TailSegment::TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHeader header,
+                         const KeyProvider* keys)
+    : handle_(std::move(file)), file_(std::move(name)), keys_(keys), header_(header) {
   if (!compressed()) bytes_.resize(header_.capacity);
 }
 
@@ -99,7 +101,9 @@ Status TailSegment::reread_until(uint64_t to) {
 Status TailSegment::load_whole() {
   if (compressed()) {
     CL_RETURN_IF_ERROR(read_whole_file_handle());
-    image_ = load_segment_image(bytes_, header_);
+    image_ = load_segment_image(bytes_, header_, keys_);
+    const Status& key = image_.key_status;
+    if (!key.ok()) return Status(key.code(), file_.path + ": " + key.message());
     return {};
   }
   if (whole_) return {};

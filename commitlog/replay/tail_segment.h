@@ -34,7 +34,9 @@ class TailSegment {
  public:
   // nullopt while the file's header is not written yet (the writer is
   // creating it); an error for a file that is not an intact segment.
-  static Result<std::optional<TailSegment>> open(FileSystem& fs, const SegmentFile& file);
+  // `keys`: the master keys of an encrypted segment, which must outlive it.
+  static Result<std::optional<TailSegment>> open(FileSystem& fs, const SegmentFile& file,
+                                                 const KeyProvider* keys = nullptr);
 
   uint64_t id() const { return file_.id; }
   const std::string& path() const { return file_.path; }
@@ -65,7 +67,7 @@ class TailSegment {
                    const ReplayHandler& handler);
 
  private:
-  TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHeader header);
+  TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHeader header, const KeyProvider* keys);
   bool compressed() const { return (header_.flags & format::kFlagLz4Sections) != 0; }
   // Follows the markers from walk_at_ through `bytes`; false if it stopped
   // because bytes ran out.
@@ -78,6 +80,7 @@ class TailSegment {
 
   std::unique_ptr<File> handle_;
   SegmentFile file_;
+  const KeyProvider* keys_ = nullptr;
   SegmentHeader header_;
   std::vector<std::byte> bytes_;  // plain: the file, valid below loaded_; compressed: the file
   uint64_t loaded_ = 0;

@@ -157,6 +157,10 @@ class COMMITLOG_EXPORT FileSystem {
   // link made by CDC or an archive command still holds it. The default:
   // kNotSupported, and the log then never reuses a segment's file.
   virtual Result<uint64_t> link_count(const std::string& path);
+  // The permission bits of the file `path` (stat's mode & 07777), for files
+  // that must not be readable by others (key files). The default:
+  // kNotSupported.
+  virtual Result<uint32_t> permissions(const std::string& path);
 
   // Takes an exclusive lock on the file `path`, created with `permissions`
   // when missing, without waiting: kBusy when it is held already, by

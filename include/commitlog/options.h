@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "commitlog/clock.h"
 #include "commitlog/export.h"
 #include "commitlog/file_system.h"
+#include "commitlog/key_provider.h"
 #include "commitlog/policy_registry.h"
 
 namespace commitlog {
@@ -129,6 +131,12 @@ struct COMMITLOG_EXPORT Options {
   uint32_t file_mode = kDefaultFilePermissions;
   uint32_t directory_mode = kDefaultDirectoryPermissions;
   CdcOptions cdc;  // change data capture (cdc_*)
+  // Encryption at rest (transparent_data_encryption_options,
+  // docs/encryption.md): the master keys; null, the default: segments are
+  // written in the clear. With keys every segment is written in sections, as
+  // compressed ones are (so not with commitlog_disk_access_mode mmap), LZ4
+  // only with commitlog_compression.
+  std::shared_ptr<const KeyProvider> encryption;
 
   // Not from config: the file system every byte goes through. Must outlive
   // the log. Tests substitute a fault-injecting one.

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,6 +37,7 @@
 
 #include "commitlog/export.h"
 #include "commitlog/file_system.h"
+#include "commitlog/key_provider.h"
 #include "commitlog/position.h"
 #include "commitlog/status.h"
 
@@ -77,6 +79,14 @@ struct COMMITLOG_EXPORT ReplayOptions {
   // order, so later ones are still read.
   std::optional<uint64_t> cutoff_time_us;
   FileSystem* file_system = posix_file_system();
+  // The master keys of encrypted segments (docs/encryption.md). An encrypted
+  // segment whose key is missing, or does not unwrap its data key, stops the
+  // replay with an error naming the segment and the key id.
+  std::shared_ptr<const KeyProvider> keys;
+  // Without keys, check only the framing of encrypted segments (key block,
+  // section headers, stored checksums), list them in ReplayReport::unopened
+  // and go on: what `commitlog verify` does without --key-file.
+  bool framing_only = false;
 };
 
 struct COMMITLOG_EXPORT ReplayedMutation {
@@ -123,6 +133,9 @@ struct COMMITLOG_EXPORT ReplayReport {
   // ended, so damage that removed their last entries cleanly cannot be told
   // from their end.
   std::vector<std::string> unproved_tails;
+  // Encrypted segment files whose contents were not checked, as no keys
+  // were given (ReplayOptions::framing_only): only their framing was.
+  std::vector<std::string> unopened;
 
   // No corruption and no error: every mutation that was durable was
   // delivered, as far as the bytes can tell (what `commitlog verify` exits 0 on).

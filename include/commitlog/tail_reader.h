@@ -52,6 +52,7 @@
 
 #include "commitlog/export.h"
 #include "commitlog/file_system.h"
+#include "commitlog/key_provider.h"
 #include "commitlog/position.h"
 #include "commitlog/replayer.h"
 #include "commitlog/status.h"
@@ -62,6 +63,9 @@ struct COMMITLOG_EXPORT TailOptions {
   Position from;                 // {0, 0}: from the oldest segment there
   std::vector<uint32_t> tables;  // hand out only these tables' mutations; empty: all
   FileSystem* file_system = posix_file_system();
+  // The master keys of encrypted segments; one it cannot open is an error
+  // naming the segment and the key id.
+  std::shared_ptr<const KeyProvider> keys;
 };
 
 class COMMITLOG_EXPORT TailReader {

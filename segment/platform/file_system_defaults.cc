@@ -47,6 +47,10 @@ Result<uint64_t> FileSystem::volume_bytes(const std::string& dir) {
   return Status::not_supported("the size of the volume of " + dir + ": this file system does not say");
 }
 
+Result<uint32_t> FileSystem::permissions(const std::string& path) {
+  return Status::not_supported("the permissions of " + path + ": this file system does not say");
+}
+
 namespace {
 
 // The default lock(): the (file system, path) pairs locked in this process.

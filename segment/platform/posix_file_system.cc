@@ -296,6 +296,12 @@ class PosixFileSystem final : public FileSystem {
     return static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
   }
 
+  Result<uint32_t> permissions(const std::string& path) override {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return Status::from_errno(errno, "stat " + path);
+    return static_cast<uint32_t>(st.st_mode & 07777);
+  }
+
   using FileSystem::lock;
 
   Result<std::unique_ptr<FileLock>> lock(const std::string& path, uint32_t permissions) override {

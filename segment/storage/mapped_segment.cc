@@ -44,8 +44,11 @@ Result<std::unique_ptr<SegmentStorage>> make_storage(FileSystem& fs, const std::
     auto file = mode.io == SegmentIo::kDirect ? open_direct(fs, path, mode.block_size)
                                               : Result<std::unique_ptr<File>>(std::move(created));
     if (!file.ok()) return file.status();
-    return make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, info.capacity,
-                                   (info.flags & format::kFlagFlushGroups) != 0, header);
+    const SectionOptions options{.flush_groups = (info.flags & format::kFlagFlushGroups) != 0,
+                                 .lz4 = info.lz4,
+                                 .keys = (info.flags & format::kFlagEncrypted) != 0 ? info.keys : nullptr};
+    return make_compressed_storage(std::move(file).value(), std::move(*buffer), info.id, info.capacity, options,
+                                   header);
   }
   switch (mode.io) {
     case SegmentIo::kMapped: return make_mapped_storage(std::move(created), info.capacity, header);
@@ -82,6 +85,9 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   }
   if (compressed && (mode.io == SegmentIo::kDirect) != ((info.flags & format::kFlagWholeBlocks) != 0)) {
     return Status::invalid_argument("a compressed segment has kFlagWholeBlocks exactly when written with direct I/O");
+  }
+  if ((info.flags & format::kFlagEncrypted) != 0 && (!compressed || info.keys == nullptr)) {
+    return Status::invalid_argument("an encrypted segment is written in sections and needs master keys");
   }
   std::byte header[format::kHeaderSize];
   encode_segment_header({format::kFormatVersion, info.flags, info.id, clock.wall_micros(), info.capacity, info.previous_id},

@@ -46,6 +46,10 @@ struct SegmentFileInfo {
   uint16_t flags = 0;
   uint64_t previous_id = 0;  // see format::kHeaderPreviousIdOffset
   uint32_t permissions = kDefaultFilePermissions;  // the file's (FileSystem::open)
+  // format::kFlagEncrypted: the master keys (SectionOptions::keys); and
+  // whether its sections are compressed, which without encryption they are.
+  const KeyProvider* keys = nullptr;
+  bool lz4 = true;
 };
 
 // One table of a segment: the offset of its last entry there.
@@ -75,6 +79,7 @@ class MappedSegment {
 
   uint64_t id() const { return info_.id; }
   uint64_t capacity() const { return info_.capacity; }
+  uint16_t flags() const { return info_.flags; }
   const std::string& path() const { return path_; }
 
   // Reserves `bytes` (a multiple of 8) and returns their offset, or nullopt

@@ -5,10 +5,12 @@
 #include <cstring>
 #include <iterator>
 #include <mutex>
+#include <optional>
 
 #include "segment/checksum.h"
 #include "segment/codec.h"
 #include "segment/compression.h"
+#include "segment/crypto/cipher.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -44,13 +46,17 @@ class MappedStorage final : public SegmentStorage {
 class CompressedStorage final : public SegmentStorage {
  public:
   CompressedStorage(std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id,
-                    uint64_t capacity, bool flush_groups)
+                    uint64_t capacity, SectionOptions options, std::optional<crypto::Key> data_key)
       : file_(std::move(file)),
         buffer_(std::move(buffer)),
         segment_id_(segment_id),
         capacity_(capacity),
-        flush_groups_(flush_groups) {
+        flush_groups_(options.flush_groups),
+        lz4_(options.lz4),
+        file_offset_(data_key ? format::kHeaderSize + format::kKeyBlockSize : format::kHeaderSize),
+        allocated_(file_offset_) {
     image_ = buffer_.data();
+    if (data_key) gcm_ = std::make_unique<crypto::Gcm>(*data_key);
   }
 
   // The producer pays for LZ4 on its own thread, so large payloads are
@@ -61,18 +67,18 @@ class CompressedStorage final : public SegmentStorage {
     Direct d;
     d.image_offset = offset;
     d.image_length = static_cast<uint32_t>(payload.size());
-    d.section.reset(
-        new std::byte[format::kSectionHeaderSize + lz4_bound(payload.size()) + format::kAlignment]);
+    d.section.reset(new std::byte[format::kSectionHeaderSize + lz4_bound(payload.size()) + format::kSectionTagSize +
+                                  format::kAlignment]);
     std::byte* stored = d.section.get() + format::kSectionHeaderSize;
-    if (auto n = lz4_compress(payload, {stored, lz4_bound(payload.size())})) {
+    if (auto n = lz4_ ? lz4_compress(payload, {stored, lz4_bound(payload.size())}) : std::nullopt) {
       d.stored_length = static_cast<uint32_t>(*n);
     } else {
       d.flags = format::kSectionRaw;
       d.stored_length = d.image_length;
       std::memcpy(stored, payload.data(), payload.size());
     }
-    std::memset(stored + d.stored_length, 0, format::kAlignment);
-    d.stored_checksum = checksum({stored, d.stored_length});
+    // Sealed in stage(), where the section's place in the file is known.
+    if (!gcm_) d.stored_checksum = checksum({stored, d.stored_length});
     std::lock_guard lock(direct_mu_);
     direct_.push_back(std::move(d));
     return true;
@@ -149,42 +155,73 @@ class CompressedStorage final : public SegmentStorage {
   }
 
   // Compresses image bytes [offset, offset + length) into a section; one
-  // that does not shrink is stored raw, flagged.
+  // that does not shrink, or any without LZ4, is stored raw, flagged.
   Status store_range(uint64_t offset, uint64_t length, uint32_t group_flags) {
     std::span<const std::byte> input{image_ + offset, length};
-    scratch_.resize(format::kSectionHeaderSize + lz4_bound(length) + format::kAlignment);
+    scratch_.resize(format::kSectionHeaderSize + std::max<uint64_t>(lz4_bound(length), length) +
+                    format::kSectionTagSize + format::kAlignment);
     std::byte* stored = scratch_.data() + format::kSectionHeaderSize;
     uint32_t flags = group_flags;
     size_t stored_length = 0;
-    if (auto n = lz4_compress(input, {stored, scratch_.size() - format::kSectionHeaderSize})) {
+    if (auto n = lz4_ ? lz4_compress(input, {stored, lz4_bound(length)}) : std::nullopt) {
       stored_length = *n;
     } else {
       flags |= format::kSectionRaw;
       stored_length = length;
-      if (scratch_.size() < format::kSectionHeaderSize + length + format::kAlignment) {
-        scratch_.resize(format::kSectionHeaderSize + length + format::kAlignment);
-        stored = scratch_.data() + format::kSectionHeaderSize;
-      }
       std::memcpy(stored, input.data(), length);
     }
-    std::memset(stored + stored_length, 0, format::kAlignment);
     return append_section(scratch_.data(), offset, static_cast<uint32_t>(length),
-                          static_cast<uint32_t>(stored_length), flags,
-                          checksum({stored, stored_length}));
+                          static_cast<uint32_t>(stored_length), flags, std::nullopt);
   }
 
+  // An encrypted section is sealed into scratch_: the producer's plain bytes
+  // stay as they are for a retry, which seals them again under a new nonce.
   Status store_direct(const Direct& d, uint32_t group_flags) {
-    return append_section(d.section.get(), d.image_offset, d.image_length, d.stored_length,
-                          d.flags | group_flags, d.stored_checksum);
+    if (!gcm_) {
+      return append_section(d.section.get(), d.image_offset, d.image_length, d.stored_length,
+                            d.flags | group_flags, d.stored_checksum);
+    }
+    scratch_.resize(format::kSectionHeaderSize + d.stored_length + format::kSectionTagSize + format::kAlignment);
+    std::memcpy(scratch_.data() + format::kSectionHeaderSize, d.section.get() + format::kSectionHeaderSize,
+                d.stored_length);
+    return append_section(scratch_.data(), d.image_offset, d.image_length, d.stored_length, d.flags | group_flags,
+                          std::nullopt);
   }
 
-  // Fills in the header of `section` (header room, stored bytes, at least
-  // to the next multiple of 8 zero padding) and writes it at the file's end.
+  // Encrypts the `stored_length` bytes after the header room of `section`
+  // in place and appends the tag. Each call takes the next counter, so no
+  // nonce repeats under the segment's key, not even when a failed stage()
+  // writes other bytes at the same place again.
+  Status seal(std::byte* section, uint64_t image_offset, uint32_t image_length, uint32_t& stored_length,
+              uint32_t flags, uint32_t& counter) {
+    if (next_counter_ == UINT32_MAX) return Status::invalid_argument("encrypted segment ran out of section nonces");
+    counter = next_counter_++;
+    stored_length += format::kSectionTagSize;
+    encode_section_header(section, {image_offset, image_length, stored_length, flags, 0, counter}, segment_id_,
+                          file_offset_);
+    std::byte* stored = section + format::kSectionHeaderSize;
+    const uint32_t plain = stored_length - format::kSectionTagSize;
+    if (!gcm_->seal(section_nonce(segment_id_, counter), section_aad(section, segment_id_, file_offset_),
+                    {stored, plain}, stored + plain)) {
+      return Status::io_error("AES-256-GCM failed in libcrypto");
+    }
+    return {};
+  }
+
+  // Fills in the header of `section` (header room, stored bytes, room for
+  // the tag and 8 bytes of padding after them), sealing it when the segment
+  // is encrypted, and writes it at the file's end. `stored_checksum`: when
+  // the producer computed it already.
   Status append_section(std::byte* section, uint64_t image_offset, uint32_t image_length,
-                        uint32_t stored_length, uint32_t flags, uint64_t stored_checksum) {
+                        uint32_t stored_length, uint32_t flags, std::optional<uint64_t> stored_checksum) {
+    uint32_t counter = 0;
+    if (gcm_) CL_RETURN_IF_ERROR(seal(section, image_offset, image_length, stored_length, flags, counter));
+    std::byte* stored = section + format::kSectionHeaderSize;
+    std::memset(stored + stored_length, 0, format::kAlignment);
+    const uint64_t sum = stored_checksum ? *stored_checksum : checksum({stored, stored_length});
     const size_t total = format::align_up(format::kSectionHeaderSize + stored_length);
-    encode_section_header(section, {image_offset, image_length, stored_length, flags, stored_checksum},
-                          segment_id_, file_offset_);
+    encode_section_header(section, {image_offset, image_length, stored_length, flags, sum, counter}, segment_id_,
+                          file_offset_);
     if (file_offset_ + total > allocated_) {
       // Space is reserved ahead in steps: a write that also grows the file
       // makes every fdatasync commit a metadata change, a journal write each.
@@ -217,8 +254,11 @@ class CompressedStorage final : public SegmentStorage {
   const uint64_t segment_id_;
   const uint64_t capacity_;
   const bool flush_groups_;
-  uint64_t file_offset_ = format::kHeaderSize;
-  uint64_t allocated_ = format::kHeaderSize;
+  const bool lz4_;
+  uint64_t file_offset_;
+  uint64_t allocated_;
+  std::unique_ptr<crypto::Gcm> gcm_;  // encrypted segments: the data key's
+  uint32_t next_counter_ = 0;         // the next section's write counter
   std::vector<std::byte> scratch_;
   std::vector<Direct> flushing_;               // sync thread only
   bool hold_headers_ = false;                  // during stage()
@@ -245,12 +285,25 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
 
 Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
     std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
-    bool flush_groups, std::span<const std::byte> header) {
-  CL_RETURN_IF_ERROR(file->write_at(0, header));
+    SectionOptions options, std::span<const std::byte> header) {
+  std::vector<std::byte> start(header.begin(), header.end());
+  std::optional<crypto::Key> data_key;
+  if (options.keys != nullptr) {
+    // A fresh data key per segment, so nonces need only be unique within it.
+    const uint32_t id = options.keys->active_key_id();
+    auto master = options.keys->key(id);
+    if (!master.ok()) return master.status();
+    data_key = crypto::random_key();
+    const auto wrapped = data_key ? crypto::wrap_key(*master, *data_key) : std::nullopt;
+    if (!wrapped) return Status::io_error("libcrypto could not make a data key for segment " + std::to_string(segment_id));
+    start.resize(format::kHeaderSize + format::kKeyBlockSize);
+    encode_key_block(start.data() + format::kKeyBlockOffset, {id, *wrapped}, segment_id);
+  }
+  CL_RETURN_IF_ERROR(file->write_at(0, start));
   CL_RETURN_IF_ERROR(file->sync());
   std::memcpy(buffer.data(), header.data(), header.size());
-  return std::unique_ptr<SegmentStorage>(new CompressedStorage(
-      std::move(file), std::move(buffer), segment_id, buffer_capacity, flush_groups));
+  return std::unique_ptr<SegmentStorage>(new CompressedStorage(std::move(file), std::move(buffer), segment_id,
+                                                               buffer_capacity, options, std::move(data_key)));
 }
 
 }  // namespace commitlog

@@ -41,6 +41,7 @@
 
 #include "segment/storage/buffer_pool.h"
 #include "commitlog/file_system.h"
+#include "commitlog/key_provider.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -122,11 +123,20 @@ struct StorageMode {
 Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File> file,
                                                             uint64_t capacity,
                                                             std::span<const std::byte> header);
-// Writes `header` at the start of `file`, durably; the image is `buffer`.
-// `flush_groups` (format::kFlagFlushGroups in the header) enables write_direct().
+// How a segment written in sections stores them (the header's flags).
+struct SectionOptions {
+  bool flush_groups = false;  // format::kFlagFlushGroups: enables write_direct()
+  bool lz4 = true;            // format::kFlagLz4Sections alone stores every section raw
+  // format::kFlagEncrypted: each segment gets a random data key, wrapped by
+  // the provider's active key into the key block, and every section is
+  // sealed with it (format.h). Must outlive the storage.
+  const KeyProvider* keys = nullptr;
+};
+// Writes `header` (and with options.keys the key block) at the start of
+// `file`, durably; the image is `buffer`.
 Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
     std::unique_ptr<File> file, PooledBuffer buffer, uint64_t segment_id, uint64_t buffer_capacity,
-    bool flush_groups, std::span<const std::byte> header);
+    SectionOptions options, std::span<const std::byte> header);
 
 // Where the file of a standard or direct segment comes from.
 enum class SegmentFileOrigin {

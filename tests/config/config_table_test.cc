@@ -180,6 +180,7 @@ const char* const kRoundTrips[] = {
     "max_mutation_size_in_kb: 2048",
     "commitlog_compression:\n  class_name: LZ4Compressor",
     "commitlog_compression:\n  - class_name: LZ4\n    parameters:\n        -",
+    "transparent_data_encryption_options:\n  enabled: false\n  key_alias: testing:1",
     "commitlog_max_compression_buffers_in_pool: 5",
     "commitlog_disk_access_mode: legacy",
     "commitlog_disk_access_mode: auto",

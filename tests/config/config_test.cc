@@ -419,7 +419,7 @@ TEST_CASE("config: effective settings say where each value came from") {
       "periodic_commitlog_sync_lag_block_x: 1\n"  // 6: unsupported
       "commitlog_ext_marker_intervall: 5ms\n"   // 7: a typo of ours
       "commitlog_segment_size: 8MiB\n");        // 8
-  REQUIRE(c.settings.size() == 27);
+  REQUIRE(c.settings.size() == 28);
   CHECK(c.settings.front().key == "commitlog_directory");
   CHECK(setting(c, "commitlog_ext_direct_write_threshold").value == "1MiB");
   CHECK(setting(c, "commitlog_ext_spin_wait").value == "0ms");

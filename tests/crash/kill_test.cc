@@ -42,6 +42,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_keys.h"
 
 namespace commitlog {
 namespace {
@@ -141,6 +142,9 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   }
   driver.insert(driver.end(), workload.begin(), workload.end());
   driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
+  // The check reads the log with the config's keys, when it has any.
+  std::vector<std::string> check_config;
+  if (!config.empty()) check_config = {"--config", tmp.file("commitlog.yaml")};
   std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
   std::uniform_int_distribution<int> delay_ms(kMinDelayMs, kMaxDelayMs);
 
@@ -208,6 +212,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
 
   std::vector<std::string> check = {COMMITLOG_CLI, "stress", "--check"};
   check.insert(check.end(), workload.begin(), workload.end());
+  check.insert(check.end(), check_config.begin(), check_config.end());
   if (allow_loss) check.push_back("--allow-loss");
   const std::string check_out = tmp.file("check.out");
   const int check_status = wait_status(spawn(check, check_out));
@@ -335,6 +340,30 @@ void discard_loops(const char* mode, bool lz4) {
       CHECK(r.deleted > 0);
     } else {
       CHECK(r.recycled > 0);
+    }
+  }
+}
+
+TEST_CASE("kill -9 loop: encrypted, standard and direct, plain and LZ4, durable policies in turn") {
+  constexpr int kEncryptedCycles = 6;
+  testing::TempDir keys_dir;
+  const std::string keys = keys_dir.file("keys");
+  testing::write_key_file(keys, {1, 2});
+  const std::vector<std::vector<std::string>> policies = {
+      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
+  size_t turn = 0;
+  for (const char* mode : {"standard", "direct"}) {
+    for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
+      const std::string config = fmt::format(
+          "commitlog_disk_access_mode: {}\n{}transparent_data_encryption_options:\n  enabled: true\n"
+          "  key_provider:\n    - class_name: FileKeyProvider\n      parameters:\n        - key_file: {}\n",
+          mode, compression, keys);
+      CAPTURE(config);
+      const auto& policy = policies[turn++ % policies.size()];
+      const LoopResult r = kill_loop(policy, false, kEncryptedCycles, config);
+      report(fmt::format("{} {} encrypted{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r,
+             kEncryptedCycles);
+      CHECK(r.appending_runs > kEncryptedCycles / 2);
     }
   }
 }

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -37,6 +38,8 @@
 #include "tests/support/fault_file_system.h"
 #include "tests/support/log_files.h"
 #include "tests/support/sanitizers.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_keys.h"
 
 namespace commitlog {
 namespace {
@@ -150,8 +153,10 @@ struct PowerLossProducer {
 
 Options log_options(FaultFileSystem& fs, const std::string& policy,
                     Compression compression = Compression::kNone, uint64_t direct_threshold = 0,
-                    DiskAccessMode access_mode = DiskAccessMode::kLegacy) {
+                    DiskAccessMode access_mode = DiskAccessMode::kLegacy,
+                    std::shared_ptr<const KeyProvider> keys = nullptr) {
   Options o;
+  o.encryption = std::move(keys);
   o.compression = compression;
   o.disk_access_mode = access_mode;
   o.direct_write_threshold = direct_threshold;
@@ -172,10 +177,11 @@ RunRecord run_until_power_loss(FaultFileSystem& fs, const std::string& policy, u
                                Compression compression = Compression::kNone,
                                uint64_t direct_threshold = 0,
                                DiskAccessMode access_mode = DiskAccessMode::kLegacy,
-                               AppendWait wait = AppendWait::kPolicy, bool discards = false) {
+                               AppendWait wait = AppendWait::kPolicy, bool discards = false,
+                               const std::shared_ptr<const KeyProvider>& keys = nullptr) {
   RunRecord record;
   record.run = run;
-  auto log = CommitLog::open(log_options(fs, policy, compression, direct_threshold, access_mode));
+  auto log = CommitLog::open(log_options(fs, policy, compression, direct_threshold, access_mode, keys));
   REQUIRE_MESSAGE(log.ok(), log.status().to_string());
   CommitLog& cl = **log;
   // As a store whose memtables flush: the first acknowledgement in a newer
@@ -309,8 +315,10 @@ std::string seq_list(const std::vector<uint64_t>& seqs) {
 // receives, per run and producer, how many mutations came back.
 std::string check_crash_image(FaultFileSystem& fs, const std::vector<RunRecord>& runs,
                               std::map<std::pair<uint32_t, uint32_t>, uint64_t>* replayed = nullptr,
-                              ReplayReport* report_out = nullptr) {
+                              ReplayReport* report_out = nullptr,
+                              const std::shared_ptr<const KeyProvider>& keys = nullptr) {
   ReplayOptions options;
+  options.keys = keys;
   options.mode = RecoveryMode::kTolerateTornTail;
   options.file_system = &fs;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<uint64_t>> seen;
@@ -368,8 +376,11 @@ std::string check_crash_image(FaultFileSystem& fs, const std::vector<RunRecord>&
 uint64_t power_loss_run(const std::string& policy, uint64_t seed, uint64_t max_acks,
                         Compression compression = Compression::kNone, uint64_t direct_threshold = 0,
                         DiskAccessMode access_mode = DiskAccessMode::kLegacy,
-                        AppendWait wait = AppendWait::kPolicy, bool discards = false) {
+                        AppendWait wait = AppendWait::kPolicy, bool discards = false,
+                        const std::shared_ptr<const KeyProvider>& keys = nullptr) {
   CAPTURE(policy);
+  const bool encrypted = keys != nullptr;
+  CAPTURE(encrypted);
   CAPTURE(seed);
   const std::string mode = access_mode_name(access_mode);
   CAPTURE(mode);
@@ -380,7 +391,7 @@ uint64_t power_loss_run(const std::string& policy, uint64_t seed, uint64_t max_a
   const auto started = std::chrono::steady_clock::now();
   const RunRecord record =
       run_until_power_loss(fs, policy, 1, seed, target, compression, direct_threshold, access_mode,
-                           wait, discards);
+                           wait, discards, keys);
   const auto ran = std::chrono::steady_clock::now();
   REQUIRE_MESSAGE(record.early_failure.empty(), record.early_failure);
   const std::string run_summary = summary(record);
@@ -396,7 +407,7 @@ uint64_t power_loss_run(const std::string& policy, uint64_t seed, uint64_t max_a
       CAPTURE(crash_seed);
       auto crashed = fs.crash(mode, crash_seed);
       ReplayReport report;
-      const std::string problem = check_crash_image(*crashed, {record}, nullptr, &report);
+      const std::string problem = check_crash_image(*crashed, {record}, nullptr, &report, keys);
       REQUIRE_MESSAGE(problem.empty(), problem);
       for (const ReplayProblem& p : report.problems) ++tails[p.kind];
     }
@@ -491,6 +502,19 @@ TEST_CASE("power loss: discards running, every access mode, plain and LZ4, recyc
     recycled += segments;
   }
   CHECK(recycled > 0);
+}
+
+TEST_CASE("power loss: encrypted segments, plain and LZ4, legacy, standard and direct, every crash mode") {
+  // The keys live on the real file system; the log on the fault-injecting one.
+  testing::TempDir dir;
+  const auto keys = testing::test_keys(dir.path() + "/keys", {1});
+  for (uint64_t seed : power_loss_seeds(0xe500, 36)) {
+    const uint64_t shape = seed / 3 % 6;
+    power_loss_run(durable_policy(seed), seed, 300, shape % 2 == 0 ? Compression::kNone : Compression::kLz4,
+                   seed % 5 == 0 ? 4096 : 0,
+                   shape < 2 ? DiskAccessMode::kLegacy : shape < 4 ? DiskAccessMode::kStandard : DiskAccessMode::kDirect,
+                   AppendWait::kPolicy, false, keys);
+  }
 }
 
 TEST_CASE("power loss: a second run on the crashed disk, then a second crash") {

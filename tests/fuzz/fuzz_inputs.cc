@@ -12,11 +12,30 @@
 #include "segment/segment_reader.h"
 
 namespace commitlog::fuzzing {
+namespace {
+
+// Master key 1 of tests/support/test_keys.h (seed 1), which wrote the
+// encrypted seeds, so that inputs mutated from them reach the sections' GCM.
+class FixedKeys final : public KeyProvider {
+ public:
+  uint32_t active_key_id() const override { return 1; }
+  Result<MasterKey> key(uint32_t id) const override {
+    if (id != 1) return Status::not_found("no key " + std::to_string(id));
+    MasterKey key;
+    for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::byte>((31 + i * 7 + 101) & 0xff);
+    return key;
+  }
+  std::vector<uint32_t> key_ids() const override { return {1}; }
+  std::string source() const override { return "the fuzzer's key"; }
+};
+
+}  // namespace
 
 size_t read_segment(std::span<const std::byte> file) {
   SegmentHeader header;
   if (decode_segment_header(file, &header) != HeaderProblem::kNone) return 0;
-  const SegmentImage image = load_segment_image(file, header);
+  static const FixedKeys keys;
+  const SegmentImage image = load_segment_image(file, header, &keys);
   SegmentReader reader(image, header);
   size_t entries = 0;
   // Skip mode: keep going after damage, as far as the reader can.

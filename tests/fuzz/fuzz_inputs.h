@@ -8,8 +8,9 @@
 
 namespace commitlog::fuzzing {
 
-// Parses `file` as a segment file the way the replayer does. Returns the
-// number of intact entries it found; must never crash or read out of bounds.
+// Parses `file` as a segment file the way the replayer does, an encrypted
+// one with master key 1 of tests/support/test_keys.h. Returns the number of
+// intact entries it found; must never crash or read out of bounds.
 size_t read_segment(std::span<const std::byte> file);
 // Loads `text` as a config file. Returns true if it loaded.
 bool read_config(std::span<const std::byte> text);

@@ -17,6 +17,7 @@ import sys
 
 FLOORS = [
     ["include/commitlog"],
+    ["segment/crypto"],
     ["segment"],
     ["segment/platform"],
     ["segment/storage"],

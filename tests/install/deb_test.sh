@@ -38,7 +38,7 @@ done
 [[ -z $(contents "$dev" | grep -e '/include/commitlog/.*/' -e '/include/segment') ]] || fail "internal headers packaged"
 depends=$(dpkg-deb -f "$dev" Depends)
 for p in "libcommitlog0 (= $(dpkg-deb -f "$lib" Version))" libboost-fiber-dev libboost-context-dev libyaml-cpp-dev \
-  libfmt-dev libxxhash-dev liblz4-dev; do
+  libfmt-dev libxxhash-dev liblz4-dev libssl-dev; do
   [[ $depends == *"$p"* ]] || fail "libcommitlog-dev does not depend on $p: $depends"
 done
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The corruption matrix: each kind of damage, to a plain and to an LZ4 log
-// written by the real writer and closed, in its newest and in a middle
+// The corruption matrix: each kind of damage, to a plain, an LZ4 and an
+// encrypted log (sections sealed with AES-256-GCM, no LZ4) written by the
+// real writer and closed, in its newest and in a middle
 // segment, replayed in each recovery mode. For each it asserts the verdict
 // and exit code of `commitlog verify --mode M` and the exact set of
 // mutations the library's replay delivers, against what the damage costs:
@@ -26,12 +27,14 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
+#include "segment/checksum.h"
 #include "segment/codec.h"
 #include "segment/format.h"
 #include "segment/segment_reader.h"
 #include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_keys.h"
 
 namespace commitlog {
 namespace {
@@ -63,7 +66,10 @@ struct Segment {
 
 struct Log {
   TempDir dir;
-  bool compressed = false;
+  bool compressed = false;  // written in sections: LZ4, or encrypted
+  bool encrypted = false;
+  TempDir key_dir;
+  std::shared_ptr<const KeyProvider> keys;
   std::vector<WrittenEntry> written;
   std::vector<Segment> segments;
 };
@@ -74,7 +80,9 @@ void write_log(Log& log) {
   options.directory = log.dir.path();
   options.sync_policy = "batch";
   options.segment_size = 16 << 10;
-  options.compression = log.compressed ? Compression::kLz4 : Compression::kNone;
+  options.compression = log.compressed && !log.encrypted ? Compression::kLz4 : Compression::kNone;
+  if (log.encrypted) log.keys = testing::test_keys(log.key_dir.file("keys"), {1});
+  options.encryption = log.keys;
   auto cl = CommitLog::open(options);
   REQUIRE(cl.ok());
   for (int b = 0; b < 60; ++b) {
@@ -93,7 +101,9 @@ void write_log(Log& log) {
 // What the intact log holds, segment by segment and section by section.
 void map_log(Log& log) {
   std::map<Position, size_t> index;
-  auto report = replay_directory(log.dir.path(), {}, [&](const ReplayedMutation& m) {
+  ReplayOptions with_keys;
+  with_keys.keys = log.keys;
+  auto report = replay_directory(log.dir.path(), with_keys, [&](const ReplayedMutation& m) {
     index[m.position] = log.written.size();
     log.written.push_back({m.position, std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size())});
     return Status{};
@@ -105,7 +115,7 @@ void map_log(Log& log) {
     SegmentHeader header;
     REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
     if (log.compressed) {
-      for (uint64_t at = format::kHeaderSize;;) {
+      for (uint64_t at = format::first_section_offset(header.flags);;) {
         auto h = decode_section_header(bytes.data() + at, f.id, at, header.flags, header.capacity);
         if (!h) break;
         const uint64_t end = format::align_up(at + format::kSectionHeaderSize + h->stored_length);
@@ -113,7 +123,7 @@ void map_log(Log& log) {
         s.data_end = at = end;
       }
     }
-    const SegmentImage image = load_segment_image(bytes, header);
+    const SegmentImage image = load_segment_image(bytes, header, log.keys.get());
     SegmentReader reader(image, header);
     for (SegmentItem item = reader.next(); !std::holds_alternative<SegmentEnd>(item); item = reader.next()) {
       const auto& e = std::get<SegmentEntry>(item);
@@ -209,6 +219,7 @@ struct Case {
   const char* name;
   bool plain, compressed;
   Damage damage;
+  bool encrypted = compressed;  // encrypted logs are written in sections too
 };
 
 std::vector<Case> cases() {
@@ -269,6 +280,22 @@ std::vector<Case> cases() {
          return zeroed_compressed(seg(log, i), c.stored_at + format::kSectionHeaderSize + 7,
                                   c.stored_at + format::kSectionHeaderSize + 8);
        }},
+      {"a bit of a section's tag", false, false,
+       [&](Log& log, size_t i) {
+         const MatrixSection& c = middle_section(seg(log, i));
+         const uint64_t tag_end = c.stored_at + format::kSectionHeaderSize +
+                                  load_u32(read_file(seg(log, i).file.path).data() + c.stored_at +
+                                           format::kSectionStoredLength);
+         testing::flip_bit(seg(log, i).file.path, tag_end - 3, 5);
+         return zeroed_compressed(seg(log, i), tag_end - 3, tag_end - 2);
+       },
+       true},
+      {"a bit of the wrapped data key", false, false,
+       [&](Log& log, size_t i) {
+         testing::flip_bit(seg(log, i).file.path, format::kKeyBlockOffset + format::kKeyBlockWrappedOffset + 20, 2);
+         return Expect{Verdict::kCorrupt, {seg(log, i).file.id, format::kFirstMarkerOffset}, all_of(seg(log, i))};
+       },
+       true},
       {"a zeroed section header", false, true,
        [&](Log& log, size_t i) {
          const MatrixSection& c = middle_section(seg(log, i));
@@ -362,9 +389,10 @@ std::pair<std::set<size_t>, int> expected(const Log& log, const Expect& e, Recov
   return {out, refused ? 1 : 0};
 }
 
-void run_case(const Case& c, bool compressed, bool newest) {
+void run_case(const Case& c, bool compressed, bool encrypted, bool newest) {
   Log log;
-  log.compressed = compressed;
+  log.compressed = compressed || encrypted;
+  log.encrypted = encrypted;
   write_log(log);
   map_log(log);
   const size_t segment = newest ? log.segments.size() - 1 : 1;
@@ -375,6 +403,7 @@ void run_case(const Case& c, bool compressed, bool newest) {
     const auto [want, exit_code] = expected(log, e, mode);
     ReplayOptions options;
     options.mode = mode;
+    options.keys = log.keys;
     std::set<size_t> got;
     std::map<Position, size_t> index;
     for (size_t i = 0; i < log.written.size(); ++i) index[log.written[i].position] = i;
@@ -388,8 +417,9 @@ void run_case(const Case& c, bool compressed, bool newest) {
     });
     CHECK(got == want);
     CHECK(report.intact() == (exit_code == 0));
-    const testing::CliResult verify =
-        testing::run_cli(COMMITLOG_CLI, {"verify", log.dir.path(), "--mode", mode_name, "--format", "json"});
+    std::vector<std::string> args = {"verify", log.dir.path(), "--mode", mode_name, "--format", "json"};
+    if (encrypted) args.insert(args.end(), {"--key-file", log.key_dir.file("keys")});
+    const testing::CliResult verify = testing::run_cli(COMMITLOG_CLI, args);
     CHECK(verify.exit_code == exit_code);
     if (exit_code == 2) continue;
     const auto j = nlohmann::json::parse(verify.out);
@@ -397,16 +427,18 @@ void run_case(const Case& c, bool compressed, bool newest) {
   }
 }
 
-TEST_CASE("corruption matrix: every damage x plain and LZ4 x newest and middle segment x every recovery mode") {
+TEST_CASE("corruption matrix: every damage x plain, LZ4 and encrypted x newest and middle segment x every recovery mode") {
+  enum Kind { kPlain, kLz4, kEncrypted };
   for (const Case& c : cases()) {
-    for (bool compressed : {false, true}) {
-      if (compressed ? !c.compressed : !c.plain) continue;
+    for (Kind kind : {kPlain, kLz4, kEncrypted}) {
+      if (!(kind == kPlain ? c.plain : kind == kLz4 ? c.compressed : c.encrypted)) continue;
       for (bool newest : {true, false}) {
         const std::string damage = c.name;
+        const char* log_kind = kind == kPlain ? "plain" : kind == kLz4 ? "LZ4" : "encrypted";
         CAPTURE(damage);
-        CAPTURE(compressed);
+        CAPTURE(log_kind);
         CAPTURE(newest);
-        run_case(c, compressed, newest);
+        run_case(c, kind == kLz4, kind == kEncrypted, newest);
       }
     }
   }

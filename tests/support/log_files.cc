@@ -75,10 +75,14 @@ Replayed replay_all(const std::string& dir, RecoveryMode mode) {
 }
 
 Replayed replay_all(FileSystem& fs, const std::string& dir, RecoveryMode mode) {
-  Replayed out;
   ReplayOptions options;
   options.file_system = &fs;
   options.mode = mode;
+  return replay_with(dir, options);
+}
+
+Replayed replay_with(const std::string& dir, const ReplayOptions& options) {
+  Replayed out;
   out.report = replay_directory(dir, options, [&](const ReplayedMutation& m) {
     out.payloads.emplace_back(reinterpret_cast<const char*>(m.payload.data()), m.payload.size());
     out.positions.push_back(m.position);

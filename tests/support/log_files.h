@@ -44,5 +44,7 @@ struct Replayed {
 Replayed replay_all(const std::string& dir, RecoveryMode mode = RecoveryMode::kTolerateTornTail);
 // The same through `fs` (a crash image of a FaultFileSystem, say).
 Replayed replay_all(FileSystem& fs, const std::string& dir, RecoveryMode mode = RecoveryMode::kTolerateTornTail);
+// With any options (keys, say).
+Replayed replay_with(const std::string& dir, const ReplayOptions& options);
 
 }  // namespace commitlog::testing

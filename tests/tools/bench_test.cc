@@ -222,8 +222,18 @@ TEST_CASE("bench: --access-modes labels the points with the mode") {
       "bench --engines commitlog --policies batch --access-modes mmap,legacy --producers 1 "
       "--duration 0.05s --warmup 0.01s --format csv");
   REQUIRE(run.exit_code == 0);
-  CHECK(run.out.find("commitlog,batch,,,mmap,") != std::string::npos);
-  CHECK(run.out.find("commitlog,batch,,,legacy,") != std::string::npos);
+  CHECK(run.out.find("commitlog,batch,,,,mmap,") != std::string::npos);
+  CHECK(run.out.find("commitlog,batch,,,,legacy,") != std::string::npos);
+}
+
+TEST_CASE("bench: --encryption runs each point in the clear and encrypted, labelled") {
+  const Run run = run_cli(
+      "bench --engines commitlog --policies batch --encryption none,aes --producers 1 "
+      "--duration 0.05s --warmup 0.01s --format csv");
+  REQUIRE(run.exit_code == 0);
+  CHECK(run.out.find("commitlog,batch,,,none,") != std::string::npos);
+  CHECK(run.out.find("commitlog,batch,,,aes,") != std::string::npos);
+  CHECK(run_cli("bench --engines commitlog --encryption des --producers 1 --duration 0.05s").exit_code == 2);
 }
 
 TEST_CASE("bench: an access mode the log cannot open is refused before any point runs") {

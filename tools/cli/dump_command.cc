@@ -26,6 +26,7 @@
 #include "tools/common/output.h"
 #include "tools/common/progress.h"
 #include "tools/cli/report_format.h"
+#include "tools/common/key_file_option.h"
 
 namespace commitlog::tools {
 namespace {
@@ -35,6 +36,7 @@ constexpr size_t kPreviewBytes = 48;
 struct DumpArgs {
   std::vector<std::string> paths;
   std::string format = "text";
+  std::string key_file;
 };
 
 // Printable ASCII as is, the rest escaped, cut at kPreviewBytes.
@@ -102,10 +104,16 @@ class Printer {
             {"file", file.path},
             {"sections", image.sections},
             {"stored_bytes", image.stored_bytes},
-            {"image_bytes", image.image_bytes}});
+            {"image_bytes", image.image_bytes},
+            {"key_id", image.key_id ? nlohmann::ordered_json(*image.key_id) : nlohmann::ordered_json(nullptr)}});
     } else {
-      out_.append(fmt::format("lz4      {} compressed sections, {} bytes stored for {} image bytes\n",
-                              image.sections, image.stored_bytes, image.image_bytes));
+      if (image.key_id) {
+        out_.append(fmt::format("sealed   {} sections, {} bytes stored for {} image bytes, master key {}\n",
+                                image.sections, image.stored_bytes, image.image_bytes, *image.key_id));
+      } else {
+        out_.append(fmt::format("lz4      {} compressed sections, {} bytes stored for {} image bytes\n",
+                                image.sections, image.stored_bytes, image.image_bytes));
+      }
     }
   }
 
@@ -187,11 +195,14 @@ class Printer {
   bool json_;
 };
 
-void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer, Progress& progress,
-                  uint64_t base) {
+// An encrypted segment that cannot be opened is an input error: its header
+// is printed, nothing of its contents.
+Status dump_segment(const LogFile& file, const LoadedSegment& s, const KeyProvider* keys, Printer& printer,
+                    Progress& progress, uint64_t base) {
   printer.header(file, s);
-  if (s.problem != HeaderProblem::kNone) return;
-  const SegmentImage image = load_segment_image(s.bytes, s.header);
+  if (s.problem != HeaderProblem::kNone) return {};
+  const SegmentImage image = load_segment_image(s.bytes, s.header, keys);
+  if (!image.key_status.ok()) return Status(image.key_status.code(), file.path + ": " + image.key_status.message());
   if ((s.header.flags & format::kFlagLz4Sections) != 0) {
     printer.compression(file, image);
     for (const SectionDamage& d : image.damage) printer.damage(file, d);
@@ -216,7 +227,7 @@ void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer,
       printer.damage(file, *damage);
     } else {
       printer.end(file, std::get<SegmentEnd>(item));
-      return;
+      return {};
     }
   }
 }
@@ -224,6 +235,8 @@ void dump_segment(const LogFile& file, const LoadedSegment& s, Printer& printer,
 int run_dump(const DumpArgs& args) {
   auto files = open_log_paths(args.paths);
   if (!files.ok()) return input_error("dump", files.status());
+  auto keys = load_key_file_option(args.key_file);
+  if (!keys.ok()) return input_error("dump", keys.status());
   note_live_writers("dump", args.paths);
   auto out = Output::open("-");
   if (!out.ok()) return input_error("dump", out.status());
@@ -232,12 +245,13 @@ int run_dump(const DumpArgs& args) {
   Progress progress("dump", offsets.total);
   for (size_t i = 0; i < files->size(); ++i) {
     auto segment = load_segment((*files)[i]);
-    if (!segment.ok()) {
+    Status dumped = segment.ok() ? dump_segment((*files)[i], *segment, keys->get(), printer, progress, offsets.start[i])
+                                 : segment.status();
+    if (!dumped.ok()) {
       (*out)->flush().ignore();  // what was dumped so far stays visible
       progress.finish();
-      return input_error("dump", segment.status());
+      return input_error("dump", dumped);
     }
-    dump_segment((*files)[i], *segment, printer, progress, offsets.start[i]);
   }
   progress.finish();
   Status flushed = (*out)->flush();
@@ -255,6 +269,7 @@ void add_dump_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"text", "jsonl"}))
       ->capture_default_str();
+  add_key_file_option(cmd, &args->key_file);
   cmd->callback([args, &exit_code] { exit_code = run_dump(*args); });
 }
 

@@ -26,6 +26,7 @@
 #include "tools/cli/mutation_line.h"
 #include "tools/common/output.h"
 #include "tools/cli/report_format.h"
+#include "tools/common/key_file_option.h"
 
 namespace commitlog::tools {
 namespace {
@@ -37,12 +38,19 @@ struct ReplayArgs {
   std::string from;
   std::string until;
   std::string out;
+  std::string key_file;
 };
 
 // The options the flags ask for, or a usage error printed on stderr.
 std::optional<ReplayOptions> replay_options(const ReplayArgs& args) {
   ReplayOptions options;
   options.mode = args.mode;
+  auto keys = load_key_file_option(args.key_file);
+  if (!keys.ok()) {
+    fmt::print(stderr, "commitlog replay: {}\n", keys.status().message());
+    return std::nullopt;
+  }
+  options.keys = *keys;
   if (!args.from.empty()) {
     options.from = parse_position(args.from);
     if (!options.from) {
@@ -121,6 +129,7 @@ void add_replay_command(CLI::App& app, int& exit_code) {
                   "skip mutations written after this time: 2024-05-01T12:00:00Z, Cassandra's "
                   "2024:05:01 12:00:00 (UTC), or microseconds since the epoch");
   cmd->add_option("--out", args->out, "write the mutations to FILE instead of stdout");
+  add_key_file_option(cmd, &args->key_file);
   cmd->callback([args, &exit_code] { exit_code = run_replay(*args); });
   add_replay_fixture_command(app, exit_code);
 }

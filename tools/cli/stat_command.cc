@@ -27,6 +27,7 @@
 #include "tools/cli/log_input.h"
 #include "tools/common/progress.h"
 #include "tools/cli/report_format.h"
+#include "tools/common/key_file_option.h"
 
 namespace commitlog::tools {
 namespace {
@@ -34,6 +35,7 @@ namespace {
 struct StatArgs {
   std::string dir;
   std::string format = "text";
+  std::string key_file;
 };
 
 struct SegmentStat {
@@ -48,6 +50,8 @@ struct SegmentStat {
   uint64_t damaged_bytes = 0;
   uint64_t stored_bytes = 0;  // sealed bytes past the header, as stored in the file
   uint64_t image_bytes = 0;   // the same before compression
+  std::optional<uint32_t> key_id;  // encrypted: the master key it needs
+  bool unopened = false;           // encrypted, and no --key-file: contents not read
 };
 
 struct TableStat {
@@ -66,6 +70,8 @@ struct LogStat {
   uint64_t bytes = 0, entries = 0, payload_bytes = 0, damaged_regions = 0;
   uint64_t stored_bytes = 0, uncompressed_bytes = 0;
   uint64_t compressed_segments = 0;
+  std::map<uint32_t, uint64_t> key_ids;  // master key id: segments that need it
+  uint64_t unopened = 0;
   std::optional<Stamped> oldest, newest;
 
   double compression_ratio() const {
@@ -74,11 +80,25 @@ struct LogStat {
   }
 };
 
-void scan(const LoadedSegment& s, SegmentStat& seg, LogStat& log, Progress& progress, uint64_t base) {
-  const SegmentImage image = load_segment_image(s.bytes, s.header);
+// Without keys an encrypted segment shows its key id and framing; a key
+// given that does not open it is an error.
+Status scan(const LoadedSegment& s, const KeyProvider* keys, SegmentStat& seg, LogStat& log, Progress& progress,
+            uint64_t base) {
+  const SegmentImage image = load_segment_image(s.bytes, s.header, keys);
+  if (image.key_id) ++log.key_ids[*image.key_id];
+  seg.key_id = image.key_id;
+  if (!image.key_status.ok() && keys != nullptr) {
+    return Status(image.key_status.code(), seg.file.path + ": " + image.key_status.message());
+  }
   for (const SectionDamage& d : image.damage) {
     ++seg.damaged_regions;
     seg.damaged_bytes += d.file_bytes;
+  }
+  if (!image.key_status.ok()) {
+    seg.unopened = true;
+    ++log.unopened;
+    seg.end = SegmentEnd{EndKind::kTorn, 0, image.sections};
+    return {};
   }
   SegmentReader reader(image, s.header);
   while (true) {
@@ -105,12 +125,12 @@ void scan(const LoadedSegment& s, SegmentStat& seg, LogStat& log, Progress& prog
       } else {
         seg.stored_bytes = seg.image_bytes = std::max<uint64_t>(seg.end.offset, format::kHeaderSize) - format::kHeaderSize;
       }
-      return;
+      return {};
     }
   }
 }
 
-Result<LogStat> collect(const std::vector<LogFile>& files) {
+Result<LogStat> collect(const std::vector<LogFile>& files, const KeyProvider* keys) {
   LogStat log;
   const ByteOffsets offsets = byte_offsets(files);
   Progress progress("stat", offsets.total);
@@ -119,7 +139,7 @@ Result<LogStat> collect(const std::vector<LogFile>& files) {
     if (!loaded.ok()) return loaded.status();
     SegmentStat seg{files[i], loaded->problem, loaded->header};
     if (seg.problem == HeaderProblem::kNone) {
-      scan(*loaded, seg, log, progress, offsets.start[i]);
+      CL_RETURN_IF_ERROR(scan(*loaded, keys, seg, log, progress, offsets.start[i]));
       if ((seg.header.flags & format::kFlagLz4Sections) != 0) ++log.compressed_segments;
     } else {
       seg.end = SegmentEnd{EndKind::kTorn, 0, 0};
@@ -137,6 +157,7 @@ Result<LogStat> collect(const std::vector<LogFile>& files) {
 
 std::string end_text(const SegmentStat& s) {
   if (s.problem != HeaderProblem::kNone) return header_problem_name(s.problem);
+  if (s.unopened) return "encrypted";
   return end_kind_name(s.end.kind);
 }
 
@@ -146,6 +167,12 @@ nlohmann::ordered_json position_json(const std::optional<Stamped>& p) {
           {"segment", p->position.segment},
           {"offset", p->position.offset},
           {"time_us", p->time_us}};
+}
+
+nlohmann::ordered_json key_ids_json(const LogStat& log) {
+  nlohmann::ordered_json ids = nlohmann::ordered_json::array();
+  for (const auto& [id, segments] : log.key_ids) ids.push_back({{"key_id", id}, {"segments", segments}});
+  return ids;
 }
 
 void print_json(const StatArgs& args, const LogStat& log) {
@@ -171,7 +198,9 @@ void print_json(const StatArgs& args, const LogStat& log) {
                         {"stored_bytes", s.stored_bytes},
                         {"image_bytes", s.image_bytes},
                         {"damaged_regions", s.damaged_regions},
-                        {"damaged_bytes", s.damaged_bytes}});
+                        {"damaged_bytes", s.damaged_bytes},
+                        {"key_id", s.key_id ? nlohmann::ordered_json(*s.key_id) : nlohmann::ordered_json(nullptr)},
+                        {"contents_read", !s.unopened}});
   }
   nlohmann::ordered_json tables = nlohmann::ordered_json::array();
   for (const auto& [id, t] : log.tables) {
@@ -187,6 +216,7 @@ void print_json(const StatArgs& args, const LogStat& log) {
         {"damaged_regions", log.damaged_regions}}},
       {"compression_ratio", log.compression_ratio()},
       {"compressed_segments", log.compressed_segments},
+      {"key_ids_needed", key_ids_json(log)},
       {"oldest", position_json(log.oldest)},
       {"newest", position_json(log.newest)},
       {"segments", segments},
@@ -215,6 +245,14 @@ void print_text(const StatArgs& args, const LogStat& log) {
     return p ? fmt::format("{}  ({})", p->position.to_string(), format_time_us(p->time_us))
              : std::string("none (no entries)");
   };
+  if (!log.key_ids.empty()) {
+    std::string ids;
+    for (const auto& [id, segments] : log.key_ids) ids += fmt::format("{}{} ({} segments)", ids.empty() ? "" : ", ", id, segments);
+    fmt::print("master keys needed {}\n", ids);
+  }
+  if (log.unopened > 0) {
+    fmt::print("encrypted          {} segments' contents not read (no --key-file)\n", log.unopened);
+  }
   fmt::print("oldest position    {}\n", position_text(log.oldest));
   fmt::print("newest position    {}\n", position_text(log.newest));
   if (log.damaged_regions > 0) {
@@ -227,7 +265,9 @@ int run_stat(const StatArgs& args) {
   auto files = open_log_directory(args.dir);
   if (!files.ok()) return input_error("stat", files.status());
   note_live_writer("stat", args.dir);
-  auto log = collect(*files);
+  auto keys = load_key_file_option(args.key_file);
+  if (!keys.ok()) return input_error("stat", keys.status());
+  auto log = collect(*files, keys->get());
   if (!log.ok()) return input_error("stat", log.status());
   if (args.format == "json") {
     print_json(args, *log);
@@ -246,6 +286,7 @@ void add_stat_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  add_key_file_option(cmd, &args->key_file);
   cmd->callback([args, &exit_code] { exit_code = run_stat(*args); });
 }
 

@@ -27,6 +27,7 @@
 #include "tools/cli/live_writer.h"
 #include "tools/cli/log_input.h"
 #include "tools/cli/mutation_line.h"
+#include "tools/common/key_file_option.h"
 #include "tools/common/output.h"
 
 namespace commitlog::tools {
@@ -41,6 +42,7 @@ struct TailArgs {
   std::string format = "jsonl";
   std::string out;
   double poll_ms = 10;
+  std::string key_file;
 };
 
 void append_text_line(Output& out, const ReplayedMutation& m) {
@@ -106,6 +108,9 @@ int run_tail(const TailArgs& args) {
   FileSystem& fs = *posix_file_system();
   TailOptions options;
   options.tables = args.tables;
+  auto keys = load_key_file_option(args.key_file);
+  if (!keys.ok()) return fail(keys.status().message(), kExitUsage);
+  options.keys = *keys;
   if (!args.from.empty()) {
     const std::optional<Position> from = parse_position(args.from);
     if (!from) return fail("--from: expected SEGMENT:OFFSET (two numbers), got '" + args.from + "'", kExitUsage);
@@ -177,6 +182,7 @@ void add_tail_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", args->out, "write the mutations to FILE instead of stdout");
   cmd->add_option("--poll-interval", args->poll_ms, "ms between looks at the log while following")
       ->capture_default_str();
+  add_key_file_option(cmd, &args->key_file);
   cmd->callback([args, &exit_code] { exit_code = run_tail(*args); });
 }
 

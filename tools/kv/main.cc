@@ -38,6 +38,7 @@ struct ServerArgs {
   std::string policy;
   commitlog::RecoveryMode recovery = commitlog::RecoveryMode::kTolerateTornTail;
   std::string password_file;
+  std::string key_file;
   double timeout_s = 0;
 };
 
@@ -88,6 +89,15 @@ int run(const ServerArgs& args, commitlog::kv::ServerOptions options) {
     options.policy_origin = "--policy";
   }
   options.recovery = args.recovery;
+  if (!args.key_file.empty()) {
+    // Overrides the config's transparent_data_encryption_options.
+    auto keys = commitlog::load_key_file(args.key_file);
+    if (!keys.ok()) {
+      fmt::print(stderr, "commitlog-kv: --key-file: {}\n", keys.status().message());
+      return kExitUsage;
+    }
+    options.log.encryption = std::move(keys).value();
+  }
   options.clients.idle_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(args.timeout_s * 1000));
   if (!args.password_file.empty()) {
@@ -170,6 +180,10 @@ int main(int argc, char** argv) {
         return commitlog::parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
       })
       ->default_str(commitlog::recovery_mode_name(args.recovery));
+  app.add_option("--key-file", args.key_file,
+                 "encrypt the log with the master keys in FILE (lines '<id> <64 hex digits>', mode 0600; "
+                 "docs/encryption.md)")
+      ->type_name("FILE");
   app.add_option("--threads", options.threads, "worker threads serving connections")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

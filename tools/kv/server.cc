@@ -186,6 +186,7 @@ Status Server::replay() {
   if (fs.exists(log_dir_)) {
     ReplayOptions replay_options;
     replay_options.mode = options_.recovery;
+    replay_options.keys = options_.log.encryption;
     replay_options.from = *checkpoint;
     replay_options.file_system = &fs;
     fmt::print("commitlog-kv: replaying {} after RocksDB's checkpoint {} ({})\n", log_dir_,

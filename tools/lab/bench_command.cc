@@ -24,6 +24,7 @@
 #include "tools/lab/bench_report.h"
 #include "tools/lab/bench_runner.h"
 #include "tools/common/commands.h"
+#include "tools/common/key_file_option.h"
 #include "tools/common/log_directory.h"
 #include "tools/common/output.h"
 
@@ -40,6 +41,8 @@ struct BenchArgs {
   std::vector<std::string> sizes{"100"};
   std::vector<std::string> large_paths;   // empty: as the options say
   std::vector<std::string> compressions;  // empty: as the options say
+  std::vector<std::string> encryptions;   // empty: as the options say
+  std::string key_file;
   std::vector<std::string> access_modes;  // empty: as the options say
   std::vector<std::string> segments;      // empty: as "recycled"
   std::vector<std::string> payloads{"fill"};
@@ -80,6 +83,11 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
     base = loaded->options;
     if (cmd.count("--policies") == 0) a.policies = {config_policy(base)};
   }
+  if (!a.key_file.empty()) {
+    auto keys = load_key_file_option(a.key_file);
+    if (!keys.ok()) return keys.status();
+    base.encryption = *keys;
+  }
   std::vector<EngineSpec> variants;
   for (const std::string& engine : a.engines) {
     if (!engine_available(engine)) {
@@ -115,6 +123,12 @@ Result<std::vector<PointSpec>> plan_points(const CLI::App& cmd, BenchArgs& a, Op
     }
   }
   variants = expand_axis(variants, a.compressions, &EngineSpec::compression);
+  for (const std::string& encryption : a.encryptions) {
+    if (encryption != "none" && encryption != "aes") {
+      return Status::invalid_argument("--encryption '" + encryption + "' is not none or aes");
+    }
+  }
+  variants = expand_axis(variants, a.encryptions, &EngineSpec::encryption);
   for (const std::string& mode : a.access_modes) {
     if (std::none_of(kDiskAccessModes.begin(), kDiskAccessModes.end(),
                      [&](const auto& known) { return known.first == mode; })) {
@@ -361,6 +375,11 @@ void add_bench_options(CLI::App& cmd_app, int& exit_code) {
   cmd->add_option("--compression", args->compressions,
                   "commitlog: none, lz4, or both: none,lz4 (default: as --config says)")
       ->delimiter(',');
+  cmd->add_option("--encryption", args->encryptions,
+                  "commitlog: none, aes (AES-256-GCM, keys from --key-file or else a random one), or both: "
+                  "none,aes (default: as --config says)")
+      ->delimiter(',');
+  add_key_file_option(cmd, &args->key_file);
   cmd->add_option("--access-modes", args->access_modes,
                   "commitlog: commitlog_disk_access_mode values, e.g. mmap,standard,direct "
                   "(default: as --config says)")

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <memory>
+#include <random>
 
 #include "commitlog/commit_log.h"
 
@@ -12,6 +14,30 @@ namespace commitlog::tools {
 namespace {
 
 constexpr uint32_t kTables = 16;
+// One random master key for the whole run, when no --key-file gives one:
+// the bench measures the cipher, not key management.
+class RunKeys final : public KeyProvider {
+ public:
+  RunKeys() {
+    std::random_device random;
+    for (std::byte& b : key_) b = static_cast<std::byte>(random());
+  }
+  uint32_t active_key_id() const override { return 1; }
+  Result<MasterKey> key(uint32_t id) const override {
+    if (id != 1) return Status::not_found("the bench's key is 1, not " + std::to_string(id));
+    return key_;
+  }
+  std::vector<uint32_t> key_ids() const override { return {1}; }
+  std::string source() const override { return "the bench's random key"; }
+
+ private:
+  MasterKey key_{};
+};
+
+std::shared_ptr<const KeyProvider> run_keys() {
+  static const auto keys = std::make_shared<const RunKeys>();
+  return keys;
+}
 
 class CommitLogEngine final : public BenchEngine {
  public:
@@ -58,7 +84,7 @@ std::string EngineSpec::policy_label() const {
 std::string EngineSpec::label() const {
   if (engine != "commitlog") return engine;
   return engine + " " + policy_label() + (large_path.empty() ? "" : " " + large_path) +
-         (compression.empty() ? "" : " " + compression) +
+         (compression.empty() ? "" : " " + compression) + (encryption.empty() ? "" : " " + encryption) +
          (access_mode.empty() ? "" : " " + access_mode) + (segments.empty() ? "" : " " + segments + " segments");
 }
 
@@ -104,6 +130,8 @@ Options commitlog_engine_options(const EngineSpec& spec, const EngineSetup& setu
   options.max_mutation_size = std::max(options.effective_max_mutation_size(), setup.record_size);
   if (spec.compression == "none") options.compression = Compression::kNone;
   if (spec.compression == "lz4") options.compression = Compression::kLz4;
+  if (spec.encryption == "none") options.encryption = nullptr;
+  if (spec.encryption == "aes" && options.encryption == nullptr) options.encryption = run_keys();
   if (spec.large_path == "pooled") options.direct_write_threshold = 0;
   if (spec.large_path == "direct") {
     options.direct_write_threshold = std::max(kMinDirectWriteThreshold, setup.record_size);

@@ -46,6 +46,9 @@ struct EngineSpec {
   // commitlog only: "none", "lz4" (commitlog_compression), or "" (as the
   // options say).
   std::string compression;
+  // commitlog only: "none", "aes" (encrypted segments: the options' keys,
+  // or a random key of the run's own), or "" (as the options say).
+  std::string encryption;
   // commitlog only: a commitlog_disk_access_mode value, or "" (as the
   // options say).
   std::string access_mode;

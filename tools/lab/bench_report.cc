@@ -47,6 +47,7 @@ const std::vector<Column>& columns() {
       {"policy", nullptr, [](A, P p) { return text(p.spec.engine.policy_label()); }},
       {"large_path", nullptr, [](A, P p) { return text(p.spec.engine.large_path); }},
       {"compression", nullptr, [](A, P p) { return text(p.spec.engine.compression); }},
+      {"encryption", nullptr, [](A, P p) { return text(p.spec.engine.encryption); }},
       {"access_mode", nullptr, [](A, P p) { return text(p.spec.engine.access_mode); }},
       {"segments", nullptr, [](A, P p) { return text(p.spec.engine.segments); }},
       {nullptr, "engine",

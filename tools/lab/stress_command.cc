@@ -67,6 +67,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "tools/common/commands.h"
+#include "tools/common/key_file_option.h"
 #include "tools/common/log_directory.h"
 #include "tools/common/size_option.h"
 #include "tools/lab/stress_acks.h"
@@ -81,6 +82,7 @@ using namespace stress;
 struct StressArgs {
   std::string dir;
   std::string config;
+  std::string key_file;
   std::string policy;
   double period_ms = 0;
   double window_ms = 0;
@@ -127,6 +129,11 @@ Result<Options> build_options(const StressArgs& args) {
     options = loaded->options;
   }
   options.directory = args.dir;
+  if (!args.key_file.empty()) {
+    auto keys = load_key_file_option(args.key_file);
+    if (!keys.ok()) return keys.status();
+    options.encryption = *keys;
+  }
   if (args.policy_flag->count() > 0) options.sync_policy = args.policy;
   if (args.period_flag->count() > 0) {
     // As in conf/commitlog.yaml, the lag block follows the period.
@@ -186,7 +193,7 @@ int run_driver(const StressArgs& args) {
     fmt::print(stderr, "commitlog stress: {}\n", discarded.status().message());
     return kExitUsage;
   }
-  const LogScan scan = scan_log(args.dir, args.max_size, *discarded);
+  const LogScan scan = scan_log(args.dir, args.max_size, *discarded, options->encryption);
   if (!scan.replay.status.ok()) return replay_failure("commitlog stress", scan);
   if (!scan.clean()) {
     fmt::print(stderr, "commitlog stress: {} does not hold this workload (--max-size {}):\n", args.dir,
@@ -283,12 +290,18 @@ int run_check(const StressArgs& args) {
       return kExitUsage;
     }
   }
+  // The keys of an encrypted log: --key-file, or the --config's.
+  auto options = build_options(args);
+  if (!options.ok()) {
+    fmt::print(stderr, "commitlog stress --check: {}\n", options.status().message());
+    return kExitUsage;
+  }
   auto discarded = discard_point_of(args);
   if (!discarded.ok()) {
     fmt::print(stderr, "commitlog stress --check: {}\n", discarded.status().message());
     return kExitUsage;
   }
-  const LogScan scan = scan_log(args.dir, args.max_size, *discarded);
+  const LogScan scan = scan_log(args.dir, args.max_size, *discarded, options->encryption);
   if (!scan.replay.status.ok() && scan.replay.status.code() != ErrorCode::kCorruption) {
     return replay_failure("commitlog stress --check", scan);
   }
@@ -329,6 +342,7 @@ void add_stress_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--allow-loss", args->allow_loss,
                 "--check: report acknowledged mutations missing from the log without failing (periodic)");
   cmd->add_option("--config", args->config, "commitlog.yaml to take the options from; flags override it");
+  add_key_file_option(cmd, &args->key_file);
   args->policy_flag = cmd->add_option("--policy", args->policy, "sync policy (default: the config's, or periodic)");
   args->period_flag = cmd->add_option("--period", args->period_ms,
                                       "commitlog_sync_period in ms (the lag block becomes 1.5 x it)")

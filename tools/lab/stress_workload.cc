@@ -52,7 +52,8 @@ const ReplayedEntry* LogScan::find(uint64_t p, uint64_t s) const {
   return it != list.end() && it->s == s ? &*it : nullptr;
 }
 
-LogScan scan_log(const std::string& dir, uint64_t max_size, std::optional<Position> discarded) {
+LogScan scan_log(const std::string& dir, uint64_t max_size, std::optional<Position> discarded,
+                 std::shared_ptr<const KeyProvider> keys) {
   LogScan scan;
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return scan;
@@ -102,7 +103,10 @@ LogScan scan_log(const std::string& dir, uint64_t max_size, std::optional<Positi
     entries.push_back({s, m.position});
     return Status{};
   };
-  scan.replay = replay_directory(dir, ReplayOptions{RecoveryMode::kTolerateTornTail}, handler);
+  ReplayOptions options;
+  options.mode = RecoveryMode::kTolerateTornTail;
+  options.keys = std::move(keys);
+  scan.replay = replay_directory(dir, options, handler);
   // In log order a clean producer's S values rise; a duplicate already failed.
   for (auto& entries : scan.entries) {
     std::stable_sort(entries.begin(), entries.end(),

@@ -72,7 +72,8 @@ struct LogScan {
 // point the runs discarded the log up to (stress_acks.h); a producer's S may
 // skip ahead after a mutation at or below it, or before its first one, as
 // whole segments below it are deleted in any order. Without it, each
-// producer's S values must be exactly 0, 1, 2, ...
-LogScan scan_log(const std::string& dir, uint64_t max_size, std::optional<Position> discarded = std::nullopt);
+// producer's S values must be exactly 0, 1, 2, ... `keys`: of an encrypted log.
+LogScan scan_log(const std::string& dir, uint64_t max_size, std::optional<Position> discarded = std::nullopt,
+                 std::shared_ptr<const KeyProvider> keys = nullptr);
 
 }  // namespace commitlog::tools::stress

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "segment/crypto/cipher.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <climits>
+
+namespace commitlog::crypto {
+namespace {
+
+const unsigned char* u(const std::byte* p) { return reinterpret_cast<const unsigned char*>(p); }
+unsigned char* u(std::byte* p) { return reinterpret_cast<unsigned char*>(p); }
+EVP_CIPHER_CTX* ctx(void* p) { return static_cast<EVP_CIPHER_CTX*>(p); }
+
+// One RFC 3394 wrap or unwrap: the input, the output and its expected size.
+bool key_wrap(bool wrap, const Key& kek, std::span<const std::byte> in, std::span<std::byte> out) {
+  EVP_CIPHER_CTX* c = EVP_CIPHER_CTX_new();
+  if (c == nullptr) return false;
+  int n = 0, tail = 0;
+  EVP_CIPHER_CTX_set_flags(c, EVP_CIPHER_CTX_FLAG_WRAP_ALLOW);  // needed before OpenSSL 3
+  const bool ok = EVP_CipherInit_ex(c, EVP_aes_256_wrap(), nullptr, u(kek.data()), nullptr, wrap ? 1 : 0) == 1 &&
+                  EVP_CipherUpdate(c, u(out.data()), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
+                  EVP_CipherFinal_ex(c, u(out.data()) + n, &tail) == 1 &&
+                  static_cast<size_t>(n + tail) == out.size();
+  EVP_CIPHER_CTX_free(c);
+  return ok;
+}
+
+}  // namespace
+
+std::optional<Key> random_key() {
+  Key key;
+  if (RAND_bytes(u(key.data()), static_cast<int>(key.size())) != 1) return std::nullopt;
+  return key;
+}
+
+std::optional<Wrapped> wrap_key(const Key& kek, const Key& key) {
+  Wrapped out;
+  if (!key_wrap(true, kek, key, out)) return std::nullopt;
+  return out;
+}
+
+std::optional<Key> unwrap_key(const Key& kek, const Wrapped& wrapped) {
+  Key key;
+  if (!key_wrap(false, kek, wrapped, key)) {
+    OPENSSL_cleanse(key.data(), key.size());
+    return std::nullopt;
+  }
+  return key;
+}
+
+// The contexts hold the expanded key; a failed allocation or init leaves
+// them null, and every call then fails rather than use no key.
+Gcm::Gcm(const Key& key) {
+  EVP_CIPHER_CTX* e = EVP_CIPHER_CTX_new();
+  EVP_CIPHER_CTX* d = EVP_CIPHER_CTX_new();
+  if (e != nullptr && EVP_EncryptInit_ex(e, EVP_aes_256_gcm(), nullptr, u(key.data()), nullptr) == 1) enc_ = e;
+  else EVP_CIPHER_CTX_free(e);
+  if (d != nullptr && EVP_DecryptInit_ex(d, EVP_aes_256_gcm(), nullptr, u(key.data()), nullptr) == 1) dec_ = d;
+  else EVP_CIPHER_CTX_free(d);
+}
+
+Gcm::~Gcm() {
+  EVP_CIPHER_CTX_free(ctx(enc_));  // cleanses the key schedule
+  EVP_CIPHER_CTX_free(ctx(dec_));
+}
+
+bool Gcm::seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
+               std::span<std::byte> data, std::byte* tag) {
+  EVP_CIPHER_CTX* c = ctx(enc_);
+  if (c == nullptr || data.size() > INT_MAX) return false;
+  int n = 0;
+  return EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, u(nonce.data())) == 1 &&
+         EVP_EncryptUpdate(c, nullptr, &n, u(aad.data()), static_cast<int>(aad.size())) == 1 &&
+         EVP_EncryptUpdate(c, u(data.data()), &n, u(data.data()), static_cast<int>(data.size())) == 1 &&
+         EVP_EncryptFinal_ex(c, u(data.data()) + n, &n) == 1 &&
+         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), u(tag)) == 1;
+}
+
+bool Gcm::open(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
+               std::span<const std::byte> in, std::byte* out, const std::byte* tag) {
+  EVP_CIPHER_CTX* c = ctx(dec_);
+  if (c == nullptr || in.size() > INT_MAX) return false;
+  int n = 0;
+  // The tag is only read: libcrypto's ctrl takes a non-const pointer.
+  unsigned char expected[kTagSize];
+  std::copy(u(tag), u(tag) + kTagSize, expected);
+  return EVP_DecryptInit_ex(c, nullptr, nullptr, nullptr, u(nonce.data())) == 1 &&
+         EVP_DecryptUpdate(c, nullptr, &n, u(aad.data()), static_cast<int>(aad.size())) == 1 &&
+         EVP_DecryptUpdate(c, u(out), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
+         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, static_cast<int>(kTagSize), expected) == 1 &&
+         EVP_DecryptFinal_ex(c, u(out) + n, &n) == 1;
+}
+
+}  // namespace commitlog::crypto

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// transparent_data_encryption_options: Cassandra's shape with the file key
+// provider, clear errors naming the key, and the yaml round trip.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "commitlog/config.h"
+#include "commitlog/config/config_render.h"
+#include "tests/support/load_config.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_keys.h"
+
+namespace commitlog {
+namespace {
+
+std::string encryption_yaml(const std::string& key_file, const std::string& extra = "") {
+  return "transparent_data_encryption_options:\n  enabled: true\n" + extra +
+         "  key_provider:\n    - class_name: FileKeyProvider\n      parameters:\n        - key_file: " + key_file + "\n";
+}
+
+std::string load_error(const std::string& yaml) {
+  auto loaded = load_config_string(yaml, "t.yaml");
+  REQUIRE(!loaded.ok());
+  return loaded.status().message();
+}
+
+TEST_CASE("encryption config: the file key provider loads its keys, key_alias picks the active one") {
+  testing::TempDir dir;
+  const std::string keys = testing::write_key_file(dir.path() + "/keys", {1, 2});
+  LoadedConfig plain = testing::load_ok(encryption_yaml(keys));
+  REQUIRE(plain.options.encryption != nullptr);
+  CHECK(plain.options.encryption->active_key_id() == 2);
+  LoadedConfig aliased = testing::load_ok(encryption_yaml(keys, "  key_alias: 1\n"));
+  CHECK(aliased.options.encryption->active_key_id() == 1);
+  // Printed and read back, it is the same setting.
+  LoadedConfig again = testing::load_ok(config_as_yaml(aliased, "t.yaml"));
+  REQUIRE(again.options.encryption != nullptr);
+  CHECK(again.options.encryption->active_key_id() == 1);
+  CHECK(again.options.encryption->source() == keys);
+}
+
+TEST_CASE("encryption config: a JKS keystore, a key file others can read or a missing key are clear errors") {
+  testing::TempDir dir;
+  const std::string keys = testing::write_key_file(dir.path() + "/keys", {1});
+  const std::string jks = load_error(
+      "transparent_data_encryption_options:\n  enabled: true\n  key_provider:\n"
+      "    - class_name: org.apache.cassandra.security.JKSKeyProvider\n      parameters:\n"
+      "        - keystore: conf/.keystore\n");
+  CHECK_MESSAGE(jks.find("transparent_data_encryption_options.key_provider.class_name") != std::string::npos, jks);
+  CHECK_MESSAGE(jks.find("JKS keystore") != std::string::npos, jks);
+  CHECK_MESSAGE(jks.find("supported: FileKeyProvider") != std::string::npos, jks);
+  CHECK(load_error(encryption_yaml(keys, "  key_alias: testing:1\n")).find("key_alias") != std::string::npos);
+  CHECK(load_error(encryption_yaml(keys, "  key_alias: 7\n")).find("has no key 7") != std::string::npos);
+  std::filesystem::permissions(keys, std::filesystem::perms::others_read, std::filesystem::perm_options::add);
+  const std::string open = load_error(encryption_yaml(keys));
+  CHECK_MESSAGE(open.find(keys + " has mode 0604") != std::string::npos, open);
+  CHECK_MESSAGE(open.find("transparent_data_encryption_options") != std::string::npos, open);
+}
+
+TEST_CASE("encryption config: disabled, cassandra.yaml's block asks for nothing") {
+  LoadedConfig off = testing::load_ok(
+      "transparent_data_encryption_options:\n  enabled: false\n  cipher: AES/CBC/PKCS5Padding\n"
+      "  key_provider:\n    - class_name: org.apache.cassandra.security.JKSKeyProvider\n");
+  CHECK(off.options.encryption == nullptr);
+  CHECK(off.warnings.empty());
+}
+
+TEST_CASE("encryption config: encrypted segments cannot be mapped") {
+  testing::TempDir dir;
+  const std::string keys = testing::write_key_file(dir.path() + "/keys", {1});
+  const std::string mmap = load_error(encryption_yaml(keys) + "commitlog_disk_access_mode: mmap\n");
+  CHECK_MESSAGE(mmap.find("cannot write encrypted segments") != std::string::npos, mmap);
+}
+
+}  // namespace
+}  // namespace commitlog
