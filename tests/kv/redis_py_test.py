@@ -6,6 +6,8 @@
                                             kill -9 loop under write load
   redis_py_test.py --kv BIN --hiredis PROG  runs PROG PORT (tests/kv/hiredis_client.cc)
                                             against a fresh server
+  redis_py_test.py --kv BIN --reference     the kill -9 loop alone, in the reference
+                                            setting (--reference-rocksdb-wal)
 
 Environment: KILL_CYCLES (default 200; 20 when CI=true). Exit 0 on success,
 77 when redis-py is missing (CTest reports a skip), 1 on a failure.
@@ -139,17 +141,17 @@ def commands(kv, work):
     print("redis-py: every command answered as Redis does")
 
 
-def kill_loop(kv, work, cycles):
-    data = os.path.join(work, "kill")
+def kill_loop(kv, work, cycles, reference=False):
+    data = os.path.join(work, "kill-reference" if reference else "kill")
     config = os.path.join(work, "kill.yaml")
     with open(config, "w") as f:
         f.write(CONFIG)
-    extra = ["--config", config, "--memtable-size", "64kb"]
+    extra = ["--config", config, "--memtable-size", "64kb"] + (["--reference-rocksdb-wal"] if reference else [])
     writers, keys = 4, 64
     acked = {}      # key -> last acknowledged value
     pending = {}    # key -> value sent without an answer when the server died
     total_acked = 0
-    flushes = discards = 0
+    flushes = discards = wal_syncs = 0
     errors = []
     value_pad = "x" * 512
     for cycle in range(cycles):
@@ -193,6 +195,7 @@ def kill_loop(kv, work, cycles):
             p = s.client(decode_responses=True, socket_timeout=2).info("persistence")
             flushes += int(p["kv_rocksdb_flushes"])
             discards += int(p["kv_log_discards"])
+            wal_syncs += int(p.get("kv_rocksdb_wal_syncs", 0))
         except redis.RedisError:
             pass
         time.sleep(random.uniform(0, 0.05))
@@ -201,9 +204,15 @@ def kill_loop(kv, work, cycles):
         for t in threads:
             t.join()
         check(not errors, "; ".join(errors[:3]))
-    print(f"redis-py kill -9 loop: {cycles} cycles, {total_acked} acknowledged SETs, every one read back; "
-          f"under the load {flushes} RocksDB flushes and {discards} log discards were done")
-    check(flushes > 0 and discards > 0, "the kills fell among flushes and discards")
+    setting = "the reference setting" if reference else "the commit log"
+    print(f"redis-py kill -9 loop, {setting}: {cycles} cycles, {total_acked} acknowledged SETs, every one "
+          f"read back; under the load {flushes} RocksDB flushes, {discards} log discards and "
+          f"{wal_syncs} syncs of RocksDB's WAL were done")
+    check(flushes > 0, "the kills fell among RocksDB flushes")
+    if reference:
+        check(wal_syncs > 0, "the reference synced RocksDB's WAL")
+    else:
+        check(discards > 0, "the kills fell among log discards")
 
 
 def main():
@@ -211,6 +220,7 @@ def main():
     ap.add_argument("--kv", required=True)
     ap.add_argument("--hiredis")
     ap.add_argument("--cycles", type=int)
+    ap.add_argument("--reference", action="store_true")
     args = ap.parse_args()
     ci = os.environ.get("CI", "").lower() == "true"
     cycles = args.cycles or int(os.environ.get("KILL_CYCLES", 20 if ci else 200))
@@ -221,6 +231,9 @@ def main():
             rc = subprocess.call([args.hiredis, str(s.port)])
             s.stop()
             return rc
+        if args.reference:
+            kill_loop(args.kv, work, cycles, reference=True)
+            return 0
         commands(args.kv, work)
         kill_loop(args.kv, work, cycles)
         return 0

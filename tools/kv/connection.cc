@@ -107,7 +107,7 @@ class Connection {
   // must close (log failure, or the client is gone).
   bool flush() {
     bool ok = true;
-    if (context_.fence.position() && worker_.durability != nullptr) {
+    if (context_.fence.position()) {
       Status durable = worker_.durability->wait(*context_.fence.position(), released_by_);
       context_.fence.clear();
       if (!durable.ok()) {

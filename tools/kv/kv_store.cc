@@ -45,11 +45,13 @@ Status KvStore::commit(std::span<const EngineWrite> writes, DurableFence& fence)
       return appended.status();
     }
     at = *appended;
-    if (wait_later_) {
-      // Before the apply: a read that sees the value also sees this.
-      std::lock_guard lock(last_mu_);
-      last_write_ = at;
-    }
+  } else if (engine_->own_wal()) {
+    at = Position{0, ++wal_writes_};  // the reference mode's numbering (engine.h)
+  }
+  if (wait_later_) {
+    // Before the apply: a read that sees the value also sees this.
+    std::lock_guard lock(last_mu_);
+    last_write_ = at;
   }
   if (Status applied = engine_->apply(writes, at); !applied.ok()) {
     failed_.store(true);

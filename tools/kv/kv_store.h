@@ -16,7 +16,8 @@
 // (waiting for it costs nothing once it is durable). The connection waits
 // for its fence before it sends the replies. Under periodic the append
 // follows the policy and nothing waits. Without a log (the reference mode)
-// RocksDB's own WAL with sync = true makes each write durable in apply().
+// the writes go to RocksDB's own WAL unsynced, numbered in apply order, and
+// are fenced the same way: the wait syncs the WAL (Engine::sync_wal()).
 //
 // Expiry: values carry their expiry (value.h); an expired key is never
 // returned, is deleted by the next read that meets it (from RocksDB only:
@@ -77,11 +78,12 @@ class KvStore {
   KvStore(const KvStore&) = delete;
   KvStore& operator=(const KvStore&) = delete;
 
-  // Set before serving. `log` may be null: the reference mode.
+  // Set before serving. `log` is null in the reference mode (and before
+  // the log is open).
   void attach(Engine* engine, CommitLog* log) {
     engine_ = engine;
     log_ = log;
-    wait_later_ = log != nullptr && log->policy_promise().acknowledges_durable;
+    wait_later_ = log != nullptr ? log->policy_promise().acknowledges_durable : engine->own_wal();
   }
 
   // Writes. An error is the log's or RocksDB's; kInvalidArgument a refused
@@ -136,6 +138,7 @@ class KvStore {
   CommitLog* log_ = nullptr;
   bool wait_later_ = false;
   boost::fibers::mutex mu_;  // orders writes: read, append, apply
+  uint64_t wal_writes_ = 0;  // the reference mode: writes numbered so far; guarded by mu_
   std::mutex last_mu_;
   std::optional<Position> last_write_;  // guarded by last_mu_
   std::mutex cursor_mu_;
