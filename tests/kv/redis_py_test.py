@@ -76,6 +76,43 @@ def check(cond, what):
         raise AssertionError(what)
 
 
+def expect_error(r, args, text, what):
+    try:
+        r.execute_command(*args)
+        check(False, what + ": answered")
+    except redis.ResponseError as e:
+        check(str(e) == text, f"{what}: {e}")
+
+
+# EXPIRE's conditions as Redis 7 has them: NX no expiry yet, XX one, GT a
+# later one, LT an earlier one, no expiry counting as infinite.
+def expire_conditions(r):
+    r.set("x", "1")
+    check(r.expire("x", 100, xx=True) is False and r.ttl("x") == -1, "EXPIRE XX without an expiry")
+    check(r.expire("x", 100, gt=True) is False and r.ttl("x") == -1, "EXPIRE GT without an expiry")
+    check(r.expire("x", 100, nx=True) and 95 <= r.ttl("x") <= 100, "EXPIRE NX without an expiry")
+    check(r.expire("x", 200, nx=True) is False and r.ttl("x") <= 100, "EXPIRE NX with an expiry")
+    check(r.expire("x", 50, gt=True) is False and r.ttl("x") > 90, "EXPIRE GT, earlier")
+    check(r.expire("x", 200, gt=True) and r.ttl("x") > 190, "EXPIRE GT, later")
+    check(r.expire("x", 300, lt=True) is False and r.ttl("x") <= 200, "EXPIRE LT, later")
+    check(r.pexpire("x", 50000, xx=True, lt=True) and r.ttl("x") <= 50, "PEXPIRE XX LT, earlier")
+    check(r.expire("x", 0, lt=True) and r.exists("x") == 0, "EXPIRE LT into the past deletes")
+    check(r.expire("x", 100, xx=True) is False, "EXPIRE XX of a missing key")
+    r.set("y", "1")
+    check(r.expire("y", 100, lt=True) and r.ttl("y") > 90, "EXPIRE LT without an expiry")
+    check(r.expireat("y", int(time.time()) + 1000, gt=True) and r.ttl("y") > 900, "EXPIREAT GT")
+    bad = "NX and XX, GT or LT options at the same time are not compatible"
+    for opts in (["NX", "XX"], ["nx", "gt"], ["NX", "LT"]):
+        expect_error(r, ["EXPIRE", "y", 10, *opts], bad, "EXPIRE " + " ".join(opts))
+    expect_error(r, ["PEXPIRE", "y", 10, "GT", "lt"], "GT and LT options at the same time are not compatible",
+                 "PEXPIRE GT LT")
+    expect_error(r, ["EXPIRE", "y", 10, "XX", "SOON"], "Unsupported option SOON", "EXPIRE SOON")
+    expect_error(r, ["EXPIRE", "y", "ten", "GT"], "value is not an integer or out of range", "EXPIRE ten")
+    expect_error(r, ["EXPIRE", "y", 2**62, "GT"], "invalid expire time in 'expire' command", "EXPIRE 2^62")
+    check(r.ttl("y") > 900, "a refused EXPIRE changes nothing")
+    r.delete("y")
+
+
 def commands(kv, work):
     s = Server(kv, os.path.join(work, "commands"), ["--policy", "batch"])
     r = s.client(decode_responses=True)
@@ -94,6 +131,7 @@ def commands(kv, work):
     check(r.get("p") is None and r.exists("p") == 0, "an expired key is never returned")
     check(r.expire("k", 100) and r.pexpire("k", 100000) and r.pttl("k") > 90000, "EXPIRE PEXPIRE PTTL")
     check(r.persist("k") and r.ttl("k") == -1, "PERSIST")
+    expire_conditions(r)
     check(r.mset({"a": "1", "b": "2"}) and r.mget("a", "b", "zz") == ["1", "2", None], "MSET MGET")
     check(r.incr("n") == 1 and r.incrby("n", 5) == 6 and r.decr("n") == 5 and r.decrby("n", 10) == -5, "INCR family")
     try:

@@ -21,6 +21,16 @@ std::optional<int64_t> parse_int64(std::string_view s) {
 // SCAN cursors remembered at once; the oldest is forgotten first.
 constexpr size_t kMaxCursors = 4096;
 
+// EXPIRE's conditions for a key expiring at `current` (0: never) and the
+// new expiry `at`, as Redis 7 checks them.
+bool expire_allowed(const ExpireIf& only_if, int64_t current, int64_t at) {
+  if (only_if.nx && current != 0) return false;
+  if (only_if.xx && current == 0) return false;
+  if (only_if.gt && (current == 0 || at <= current)) return false;
+  if (only_if.lt && current != 0 && at >= current) return false;
+  return true;
+}
+
 EngineWrite put(std::string_view key, std::string value) {
   return {EngineWrite::Kind::kPut, std::string(key), std::move(value)};
 }
@@ -176,7 +186,7 @@ Result<int64_t> KvStore::append(std::string_view key, std::string_view value, Du
 }
 
 Result<bool> KvStore::expire_at(std::string_view key, std::optional<int64_t> at_ms,
-                                DurableFence& fence) {
+                                DurableFence& fence, const ExpireIf& only_if) {
   std::lock_guard lock(mu_);
   auto current = live(key, true);
   if (!current.ok()) return current.status();
@@ -185,7 +195,7 @@ Result<bool> KvStore::expire_at(std::string_view key, std::optional<int64_t> at_
     return false;
   }
   const StoredValue v = *decode_value(**current);
-  if (!at_ms && v.expire_at_ms == 0) {
+  if ((!at_ms && v.expire_at_ms == 0) || (at_ms && !expire_allowed(only_if, v.expire_at_ms, *at_ms))) {
     read_fence(fence);
     return false;
   }

@@ -66,6 +66,12 @@ struct SetOptions {
   bool keep_ttl = false;                 // KEEPTTL
 };
 
+// EXPIRE's conditions (Redis 7), on the key's current expiry, none
+// counting as infinite: NX none, XX one, GT the new one later, LT earlier.
+struct ExpireIf {
+  bool nx = false, xx = false, gt = false, lt = false;
+};
+
 struct SetResult {
   bool written = false;
   std::optional<std::string> old;  // with SetOptions::get
@@ -98,9 +104,10 @@ class KvStore {
   [[nodiscard]] Result<int64_t> append(std::string_view key, std::string_view value,
                                        DurableFence& fence);
   // Sets (or, with nullopt, removes) the expiry of an existing key; false
-  // when there is no such key (or, for nullopt, no expiry to remove).
+  // when there is no such key, a condition of `only_if` fails, or (for
+  // nullopt) there is no expiry to remove.
   [[nodiscard]] Result<bool> expire_at(std::string_view key, std::optional<int64_t> at_ms,
-                                       DurableFence& fence);
+                                       DurableFence& fence, const ExpireIf& only_if = {});
   [[nodiscard]] Status flushall(DurableFence& fence);
 
   // Reads.
