@@ -63,6 +63,19 @@ int main(int argc, char** argv) {
   run(c, "HELLO 2", [](auto r) { return r->type == REDIS_REPLY_ARRAY && r->elements == 14; }, "HELLO 2");
   run(c, "CLIENT SETNAME", [](auto r) { return is_status(r, "OK"); }, "CLIENT SETNAME hiredis");
   run(c, "CLIENT GETNAME", [](auto r) { return is_string(r, "hiredis"); }, "CLIENT GETNAME");
+  // CLIENT LIST: a line for each of two connections.
+  redisContext* second = redisConnect("127.0.0.1", std::atoi(argv[1]));
+  if (second == nullptr || second->err) {
+    std::fprintf(stderr, "connect: %s\n", second ? second->errstr : "out of memory");
+    return 1;
+  }
+  run(second, "CLIENT SETNAME, second client", [](auto r) { return is_status(r, "OK"); }, "CLIENT SETNAME second");
+  run(c, "CLIENT LIST", [](auto r) {
+    return r->type == REDIS_REPLY_STRING && std::strstr(r->str, " name=hiredis ") &&
+           std::strstr(r->str, " name=second ") && std::strstr(r->str, " cmd=client|setname ") &&
+           std::strstr(r->str, " cmd=client|list ") && std::strstr(r->str, " db=0 ");
+  }, "CLIENT LIST");
+  redisFree(second);
   // EXPIRE's conditions (Redis 7) and their errors.
   run(c, "SET for EXPIRE", [](auto r) { return is_status(r, "OK"); }, "SET e v");
   run(c, "EXPIRE XX, no expiry", [](auto r) { return is_int(r, 0); }, "EXPIRE e 100 XX");

@@ -113,6 +113,34 @@ def expire_conditions(r):
     r.delete("y")
 
 
+# CLIENT LIST shows every connection, with Redis's fields, as of its last command.
+def client_list(s, r):
+    other = s.client(decode_responses=True)
+    check(other.client_setname("other") and other.set("from-other", "1"), "a second client")
+    other_id = None
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        listed = {c["name"]: c for c in r.client_list()}
+        if "other" in listed and listed["other"]["idle"] != "0":
+            break
+        time.sleep(0.2)  # until the other client has been idle a second
+    check(set(listed) >= {"py", "other"}, f"CLIENT LIST names both clients: {listed}")
+    me, them = listed["py"], listed["other"]
+    check(me["id"] == str(r.client_id()) and them["id"] != me["id"], "CLIENT LIST id")
+    check(them["cmd"] == "set" and me["cmd"] == "client|list", f"CLIENT LIST cmd: {them['cmd']}, {me['cmd']}")
+    check(me["addr"] != them["addr"] and them["addr"].startswith("127.0.0.1:"), "CLIENT LIST addr")
+    check(me["laddr"] == them["laddr"] == f"127.0.0.1:{s.port}", "CLIENT LIST laddr")
+    check(me["db"] == them["db"] == "0", "CLIENT LIST db")
+    check(int(them["age"]) >= int(them["idle"]) >= 1 and me["idle"] == "0", "CLIENT LIST age and idle")
+    check(r.client_info()["name"] == "py", "CLIENT INFO is the caller's line")
+    other_id = them["id"]
+    other.connection_pool.disconnect()
+    deadline = time.time() + 10
+    while any(c["id"] == other_id for c in r.client_list()) and time.time() < deadline:
+        time.sleep(0.02)
+    check(all(c["id"] != other_id for c in r.client_list()), "a closed connection leaves CLIENT LIST")
+
+
 def commands(kv, work):
     s = Server(kv, os.path.join(work, "commands"), ["--policy", "batch"])
     r = s.client(decode_responses=True)
@@ -150,7 +178,7 @@ def commands(kv, work):
     check(r.dbsize() == 120 + 3, f"DBSIZE {r.dbsize()}")
     check(r.execute_command("SELECT", 0), "SELECT 0")
     check(r.client_setname("py") and r.client_getname() == "py" and r.client_id() > 0, "CLIENT")
-    check(any(c.get("name") == "py" for c in r.client_list()), "CLIENT LIST")
+    client_list(s, r)
     check(r.command_count() > 30, "COMMAND COUNT")
     check(len(r.command()) == r.command_count(), "COMMAND")
     check(r.config_get("appendfsync") == {"appendfsync": "always"}, "CONFIG GET appendfsync")
