@@ -3,7 +3,8 @@
 # redis-benchmark -t set,get against commitlog-kv (RocksDB with its WAL off,
 # the commit log as its WAL) with each sync policy and, in the same run,
 # against the same server in its reference setting (--reference-rocksdb-wal:
-# no commit log, RocksDB's own WAL with sync = true) and Debian's
+# no commit log, RocksDB's own WAL synced once per round of a worker, the way
+# the log is flushed, so both group their fsyncs) and Debian's
 # redis-server with appendonly yes and appendfsync always. Prints a markdown
 # table of requests per second (and the SET p50 latency) by client count,
 # for docs/performance.md.
@@ -26,13 +27,9 @@
 #   REDIS_SERVER, REDIS_BENCHMARK   [redis-server, redis-benchmark]
 #   CLIENTS          ["1 16 64 256"]
 #   POLICIES         commit-log policies ["adaptive"]
-#   REF_THREADS      --threads of the RocksDB-WAL reference [4: RocksDB's
-#                    group commit joins writers of concurrent threads only]
 #   REDIS_FSYNC      Redis appendfsync settings ["always"]
-#   REF_MAX          most requests per test for the reference, which runs at
-#                    a few hundred SET/s from 16 clients on [8000]
 #   WINDOW_MS        group window in ms (the log's smallest unit for it) [1]
-#   THREADS          commitlog-kv --threads [its default, 1]
+#   THREADS          commitlog-kv --threads, the reference's too [its default, 1]
 #   REPEAT           runs of each cell; the table shows the median [3]
 #   VALUE_SIZE       redis-benchmark -d [3, its default]
 #   WORK             scratch directory, on the disk to measure [mktemp -d]
@@ -51,8 +48,6 @@ redis_benchmark=${REDIS_BENCHMARK:-redis-benchmark}
 read -r -a clients <<< "${CLIENTS:-1 16 64 256}"
 read -r -a policies <<< "${POLICIES:-adaptive}"
 read -r -a redis_fsync <<< "${REDIS_FSYNC:-always}"
-ref_threads=${REF_THREADS:-4}
-ref_max=${REF_MAX:-8000}
 window=${WINDOW_MS:-1}
 threads=${THREADS:-}
 repeat=${REPEAT:-3}
@@ -109,7 +104,7 @@ start() {
         > "$dir/server.log" 2>&1 &
       ;;
     ref:*)
-      "${server_on[@]}" "$kv" --dir "$dir" --reference-rocksdb-wal --port "$port" --threads "$ref_threads" \
+      "${server_on[@]}" "$kv" --dir "$dir" --reference-rocksdb-wal --port "$port" ${threads:+--threads "$threads"} \
         > "$dir/server.log" 2>&1 &
       ;;
     redis:*)
@@ -146,7 +141,6 @@ for r in $(seq 1 "$repeat"); do
       dir=$work/${target/:/-}-c$c
       start "$target" "$dir"
       reqs=$(requests "$c")
-      [[ $target == ref:* ]] && ((reqs > ref_max)) && reqs=$ref_max
       out=$("${client_on[@]}" "$redis_benchmark" -p "$port" -t set,get -n "$reqs" -c "$c" -d "$value_size" -q 2> /dev/null | tr '\r' '\n' |
         grep 'requests per second' || true)
       stop
@@ -165,7 +159,7 @@ label() {
   case $1 in
     kv:group) echo "commitlog-kv group (${window} ms window)" ;;
     kv:*) echo "commitlog-kv ${1#kv:} (RocksDB, its WAL off, the commit log)" ;;
-    ref:*) echo "commitlog-kv --reference-rocksdb-wal (RocksDB WAL, sync = true, --threads $ref_threads)" ;;
+    ref:*) echo "commitlog-kv --reference-rocksdb-wal (reference setting: RocksDB's WAL, one SyncWAL a round)" ;;
     redis:*) echo "redis-server appendfsync ${1#redis:}" ;;
   esac
 }
@@ -185,7 +179,7 @@ echo
 ns=()
 for c in "${clients[@]}"; do ns+=("$(requests "$c") at c=$c"); done
 echo "requests per second, median of $repeat runs of redis-benchmark -t set,get -d $value_size" \
-  "-n $(IFS=,; echo "${ns[*]}" | sed 's/,/, /g') (the reference at most $ref_max; SET p50 latency in ms in brackets, also a median;" \
+  "-n $(IFS=,; echo "${ns[*]}" | sed 's/,/, /g') (SET p50 latency in ms in brackets, also a median;" \
   "$( ((pin)) && echo "servers on CPU $((cpus - 1)), redis-benchmark on CPUs 0-$((cpus - 2))" || echo "not pinned"))"
 echo
 echo "$header"

@@ -63,6 +63,32 @@ int main(int argc, char** argv) {
   run(c, "HELLO 2", [](auto r) { return r->type == REDIS_REPLY_ARRAY && r->elements == 14; }, "HELLO 2");
   run(c, "CLIENT SETNAME", [](auto r) { return is_status(r, "OK"); }, "CLIENT SETNAME hiredis");
   run(c, "CLIENT GETNAME", [](auto r) { return is_string(r, "hiredis"); }, "CLIENT GETNAME");
+  // CLIENT LIST: a line for each of two connections.
+  redisContext* second = redisConnect("127.0.0.1", std::atoi(argv[1]));
+  if (second == nullptr || second->err) {
+    std::fprintf(stderr, "connect: %s\n", second ? second->errstr : "out of memory");
+    return 1;
+  }
+  run(second, "CLIENT SETNAME, second client", [](auto r) { return is_status(r, "OK"); }, "CLIENT SETNAME second");
+  run(c, "CLIENT LIST", [](auto r) {
+    return r->type == REDIS_REPLY_STRING && std::strstr(r->str, " name=hiredis ") &&
+           std::strstr(r->str, " name=second ") && std::strstr(r->str, " cmd=client|setname ") &&
+           std::strstr(r->str, " cmd=client|list ") && std::strstr(r->str, " db=0 ");
+  }, "CLIENT LIST");
+  redisFree(second);
+  // EXPIRE's conditions (Redis 7) and their errors.
+  run(c, "SET for EXPIRE", [](auto r) { return is_status(r, "OK"); }, "SET e v");
+  run(c, "EXPIRE XX, no expiry", [](auto r) { return is_int(r, 0); }, "EXPIRE e 100 XX");
+  run(c, "EXPIRE NX, no expiry", [](auto r) { return is_int(r, 1); }, "EXPIRE e 100 NX");
+  run(c, "EXPIRE NX, an expiry", [](auto r) { return is_int(r, 0); }, "EXPIRE e 100 NX");
+  run(c, "EXPIRE GT, earlier", [](auto r) { return is_int(r, 0); }, "EXPIRE e 50 GT");
+  run(c, "EXPIRE XX GT, later", [](auto r) { return is_int(r, 1); }, "EXPIRE e 200 XX GT");
+  run(c, "PEXPIRE LT, earlier", [](auto r) { return is_int(r, 1); }, "PEXPIRE e 5000 lt");
+  run(c, "TTL after LT", [](auto r) { return r->type == REDIS_REPLY_INTEGER && r->integer <= 5; }, "TTL e");
+  run(c, "EXPIRE NX GT", [](auto r) { return is_error(r, "ERR NX and XX, GT or LT options at the same time are not compatible"); }, "EXPIRE e 10 NX GT");
+  run(c, "EXPIRE GT LT", [](auto r) { return is_error(r, "ERR GT and LT options at the same time are not compatible"); }, "EXPIRE e 10 GT LT");
+  run(c, "EXPIRE bad option", [](auto r) { return is_error(r, "ERR Unsupported option LATER"); }, "EXPIRE e 10 LATER");
+  run(c, "DEL after EXPIRE", [](auto r) { return is_int(r, 1); }, "DEL e");
   run(c, "SET binary", [](auto r) { return is_status(r, "OK"); }, "SET %b %b", "k", size_t{1}, "a\0b", size_t{3});
   run(c, "GET binary", [](auto r) { return r->type == REDIS_REPLY_STRING && r->len == 3 && std::memcmp(r->str, "a\0b", 3) == 0; }, "GET k");
   run(c, "SET NX", [](auto r) { return is_nil(r); }, "SET k x NX");

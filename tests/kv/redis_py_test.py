@@ -6,6 +6,8 @@
                                             kill -9 loop under write load
   redis_py_test.py --kv BIN --hiredis PROG  runs PROG PORT (tests/kv/hiredis_client.cc)
                                             against a fresh server
+  redis_py_test.py --kv BIN --reference     the kill -9 loop alone, in the reference
+                                            setting (--reference-rocksdb-wal)
 
 Environment: KILL_CYCLES (default 200; 20 when CI=true). Exit 0 on success,
 77 when redis-py is missing (CTest reports a skip), 1 on a failure.
@@ -74,6 +76,71 @@ def check(cond, what):
         raise AssertionError(what)
 
 
+def expect_error(r, args, text, what):
+    try:
+        r.execute_command(*args)
+        check(False, what + ": answered")
+    except redis.ResponseError as e:
+        check(str(e) == text, f"{what}: {e}")
+
+
+# EXPIRE's conditions as Redis 7 has them: NX no expiry yet, XX one, GT a
+# later one, LT an earlier one, no expiry counting as infinite.
+def expire_conditions(r):
+    r.set("x", "1")
+    check(r.expire("x", 100, xx=True) is False and r.ttl("x") == -1, "EXPIRE XX without an expiry")
+    check(r.expire("x", 100, gt=True) is False and r.ttl("x") == -1, "EXPIRE GT without an expiry")
+    check(r.expire("x", 100, nx=True) and 95 <= r.ttl("x") <= 100, "EXPIRE NX without an expiry")
+    check(r.expire("x", 200, nx=True) is False and r.ttl("x") <= 100, "EXPIRE NX with an expiry")
+    check(r.expire("x", 50, gt=True) is False and r.ttl("x") > 90, "EXPIRE GT, earlier")
+    check(r.expire("x", 200, gt=True) and r.ttl("x") > 190, "EXPIRE GT, later")
+    check(r.expire("x", 300, lt=True) is False and r.ttl("x") <= 200, "EXPIRE LT, later")
+    check(r.pexpire("x", 50000, xx=True, lt=True) and r.ttl("x") <= 50, "PEXPIRE XX LT, earlier")
+    check(r.expire("x", 0, lt=True) and r.exists("x") == 0, "EXPIRE LT into the past deletes")
+    check(r.expire("x", 100, xx=True) is False, "EXPIRE XX of a missing key")
+    r.set("y", "1")
+    check(r.expire("y", 100, lt=True) and r.ttl("y") > 90, "EXPIRE LT without an expiry")
+    check(r.expireat("y", int(time.time()) + 1000, gt=True) and r.ttl("y") > 900, "EXPIREAT GT")
+    bad = "NX and XX, GT or LT options at the same time are not compatible"
+    for opts in (["NX", "XX"], ["nx", "gt"], ["NX", "LT"]):
+        expect_error(r, ["EXPIRE", "y", 10, *opts], bad, "EXPIRE " + " ".join(opts))
+    expect_error(r, ["PEXPIRE", "y", 10, "GT", "lt"], "GT and LT options at the same time are not compatible",
+                 "PEXPIRE GT LT")
+    expect_error(r, ["EXPIRE", "y", 10, "XX", "SOON"], "Unsupported option SOON", "EXPIRE SOON")
+    expect_error(r, ["EXPIRE", "y", "ten", "GT"], "value is not an integer or out of range", "EXPIRE ten")
+    expect_error(r, ["EXPIRE", "y", 2**62, "GT"], "invalid expire time in 'expire' command", "EXPIRE 2^62")
+    check(r.ttl("y") > 900, "a refused EXPIRE changes nothing")
+    r.delete("y")
+
+
+# CLIENT LIST shows every connection, with Redis's fields, as of its last command.
+def client_list(s, r):
+    other = s.client(decode_responses=True)
+    check(other.client_setname("other") and other.set("from-other", "1"), "a second client")
+    other_id = None
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        listed = {c["name"]: c for c in r.client_list()}
+        if "other" in listed and listed["other"]["idle"] != "0":
+            break
+        time.sleep(0.2)  # until the other client has been idle a second
+    check(set(listed) >= {"py", "other"}, f"CLIENT LIST names both clients: {listed}")
+    me, them = listed["py"], listed["other"]
+    check(me["id"] == str(r.client_id()) and them["id"] != me["id"], "CLIENT LIST id")
+    check(them["cmd"] == "set" and me["cmd"] == "client|list", f"CLIENT LIST cmd: {them['cmd']}, {me['cmd']}")
+    check(me["addr"] != them["addr"] and them["addr"].startswith("127.0.0.1:"), "CLIENT LIST addr")
+    check(me["laddr"] == them["laddr"] == f"127.0.0.1:{s.port}", "CLIENT LIST laddr")
+    check(me["db"] == them["db"] == "0", "CLIENT LIST db")
+    check(int(them["age"]) >= int(them["idle"]) >= 1 and me["idle"] == "0", "CLIENT LIST age and idle")
+    check(r.client_info()["name"] == "py", "CLIENT INFO is the caller's line")
+    other_id = them["id"]
+    other.connection_pool.disconnect()
+    deadline = time.time() + 10
+    while any(c["id"] == other_id for c in r.client_list()) and time.time() < deadline:
+        time.sleep(0.02)
+    check(all(c["id"] != other_id for c in r.client_list()), "a closed connection leaves CLIENT LIST")
+
+
 def commands(kv, work):
     s = Server(kv, os.path.join(work, "commands"), ["--policy", "batch"])
     r = s.client(decode_responses=True)
@@ -92,6 +159,7 @@ def commands(kv, work):
     check(r.get("p") is None and r.exists("p") == 0, "an expired key is never returned")
     check(r.expire("k", 100) and r.pexpire("k", 100000) and r.pttl("k") > 90000, "EXPIRE PEXPIRE PTTL")
     check(r.persist("k") and r.ttl("k") == -1, "PERSIST")
+    expire_conditions(r)
     check(r.mset({"a": "1", "b": "2"}) and r.mget("a", "b", "zz") == ["1", "2", None], "MSET MGET")
     check(r.incr("n") == 1 and r.incrby("n", 5) == 6 and r.decr("n") == 5 and r.decrby("n", 10) == -5, "INCR family")
     try:
@@ -110,7 +178,7 @@ def commands(kv, work):
     check(r.dbsize() == 120 + 3, f"DBSIZE {r.dbsize()}")
     check(r.execute_command("SELECT", 0), "SELECT 0")
     check(r.client_setname("py") and r.client_getname() == "py" and r.client_id() > 0, "CLIENT")
-    check(any(c.get("name") == "py" for c in r.client_list()), "CLIENT LIST")
+    client_list(s, r)
     check(r.command_count() > 30, "COMMAND COUNT")
     check(len(r.command()) == r.command_count(), "COMMAND")
     check(r.config_get("appendfsync") == {"appendfsync": "always"}, "CONFIG GET appendfsync")
@@ -139,17 +207,17 @@ def commands(kv, work):
     print("redis-py: every command answered as Redis does")
 
 
-def kill_loop(kv, work, cycles):
-    data = os.path.join(work, "kill")
+def kill_loop(kv, work, cycles, reference=False):
+    data = os.path.join(work, "kill-reference" if reference else "kill")
     config = os.path.join(work, "kill.yaml")
     with open(config, "w") as f:
         f.write(CONFIG)
-    extra = ["--config", config, "--memtable-size", "64kb"]
+    extra = ["--config", config, "--memtable-size", "64kb"] + (["--reference-rocksdb-wal"] if reference else [])
     writers, keys = 4, 64
     acked = {}      # key -> last acknowledged value
     pending = {}    # key -> value sent without an answer when the server died
     total_acked = 0
-    flushes = discards = 0
+    flushes = discards = wal_syncs = 0
     errors = []
     value_pad = "x" * 512
     for cycle in range(cycles):
@@ -193,6 +261,7 @@ def kill_loop(kv, work, cycles):
             p = s.client(decode_responses=True, socket_timeout=2).info("persistence")
             flushes += int(p["kv_rocksdb_flushes"])
             discards += int(p["kv_log_discards"])
+            wal_syncs += int(p.get("kv_rocksdb_wal_syncs", 0))
         except redis.RedisError:
             pass
         time.sleep(random.uniform(0, 0.05))
@@ -201,9 +270,15 @@ def kill_loop(kv, work, cycles):
         for t in threads:
             t.join()
         check(not errors, "; ".join(errors[:3]))
-    print(f"redis-py kill -9 loop: {cycles} cycles, {total_acked} acknowledged SETs, every one read back; "
-          f"under the load {flushes} RocksDB flushes and {discards} log discards were done")
-    check(flushes > 0 and discards > 0, "the kills fell among flushes and discards")
+    setting = "the reference setting" if reference else "the commit log"
+    print(f"redis-py kill -9 loop, {setting}: {cycles} cycles, {total_acked} acknowledged SETs, every one "
+          f"read back; under the load {flushes} RocksDB flushes, {discards} log discards and "
+          f"{wal_syncs} syncs of RocksDB's WAL were done")
+    check(flushes > 0, "the kills fell among RocksDB flushes")
+    if reference:
+        check(wal_syncs > 0, "the reference synced RocksDB's WAL")
+    else:
+        check(discards > 0, "the kills fell among log discards")
 
 
 def main():
@@ -211,6 +286,7 @@ def main():
     ap.add_argument("--kv", required=True)
     ap.add_argument("--hiredis")
     ap.add_argument("--cycles", type=int)
+    ap.add_argument("--reference", action="store_true")
     args = ap.parse_args()
     ci = os.environ.get("CI", "").lower() == "true"
     cycles = args.cycles or int(os.environ.get("KILL_CYCLES", 20 if ci else 200))
@@ -221,6 +297,9 @@ def main():
             rc = subprocess.call([args.hiredis, str(s.port)])
             s.stop()
             return rc
+        if args.reference:
+            kill_loop(args.kv, work, cycles, reference=True)
+            return 0
         commands(args.kv, work)
         kill_loop(args.kv, work, cycles)
         return 0

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/kv/client_limits.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 
@@ -15,14 +17,46 @@ namespace commitlog::kv {
 
 struct ClientRegistry::Client {
   int fd = -1;
+  uint64_t id = 0;
+  std::string addr, laddr;
+  std::chrono::steady_clock::time_point connected_at;
   size_t index = 0;        // in clients_; guarded by mu_
   uint64_t memory = 0;     // guarded by mu_
   bool disconnected = false;  // guarded by mu_
   std::atomic<uint64_t> activity{0};
+  std::atomic<int64_t> active_at_ns{0};  // the last touch, on the steady clock
+  mutable std::mutex shown_mu;           // guards name and cmd
+  std::string name;
+  std::string cmd = "NULL";
   // The reaper's last look (guarded by mu_): the activity it saw, and since when.
   uint64_t seen_activity = 0;
   std::chrono::steady_clock::time_point seen_at;
 };
+
+namespace {
+
+int64_t steady_ns(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// A socket address as Redis prints it: "ip:port", "[ip]:port" for IPv6.
+std::string address_of(int fd, bool peer) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  auto* sa = reinterpret_cast<sockaddr*>(&address);
+  if ((peer ? ::getpeername(fd, sa, &length) : ::getsockname(fd, sa, &length)) != 0) return "?:0";
+  char ip[INET6_ADDRSTRLEN] = "?";
+  if (address.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof ip);
+    return "[" + std::string(ip) + "]:" + std::to_string(ntohs(in6->sin6_port));
+  }
+  const auto* in = reinterpret_cast<const sockaddr_in*>(&address);
+  ::inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+  return std::string(ip) + ":" + std::to_string(ntohs(in->sin_port));
+}
+
+}  // namespace
 
 uint64_t fit_open_files(uint64_t max_clients) {
   rlimit limit{};
@@ -79,12 +113,16 @@ ClientRegistry::~ClientRegistry() {
 std::unique_ptr<ClientRegistry::Handle> ClientRegistry::admit(int fd) {
   auto client = std::make_unique<Client>();
   client->fd = fd;
-  client->seen_at = std::chrono::steady_clock::now();
+  client->seen_at = client->connected_at = std::chrono::steady_clock::now();
+  client->active_at_ns.store(steady_ns(client->connected_at), std::memory_order_relaxed);
+  client->addr = address_of(fd, /*peer=*/true);
+  client->laddr = address_of(fd, /*peer=*/false);
   std::lock_guard lock(mu_);
   if (clients_.size() >= limits_.max_clients) {
     rejected_.fetch_add(1, std::memory_order_relaxed);
     return nullptr;
   }
+  client->id = next_id_++;
   client->index = clients_.size();
   clients_.push_back(client.get());
   return std::unique_ptr<Handle>(new Handle(*this, std::move(client)));
@@ -93,6 +131,33 @@ std::unique_ptr<ClientRegistry::Handle> ClientRegistry::admit(int fd) {
 uint64_t ClientRegistry::connected() const {
   std::lock_guard lock(mu_);
   return clients_.size();
+}
+
+ClientView ClientRegistry::view_locked(const Client& client, std::chrono::steady_clock::time_point now) {
+  ClientView v;
+  v.id = client.id;
+  v.addr = client.addr;
+  v.laddr = client.laddr;
+  v.fd = client.fd;
+  v.age_s = std::chrono::duration_cast<std::chrono::seconds>(now - client.connected_at).count();
+  v.idle_s = (steady_ns(now) - client.active_at_ns.load(std::memory_order_relaxed)) / 1'000'000'000;
+  v.memory = client.memory;
+  std::lock_guard lock(client.shown_mu);
+  v.name = client.name;
+  v.cmd = client.cmd;
+  return v;
+}
+
+std::vector<ClientView> ClientRegistry::list() const {
+  std::vector<ClientView> views;
+  {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    views.reserve(clients_.size());
+    for (const Client* c : clients_) views.push_back(view_locked(*c, now));
+  }
+  std::sort(views.begin(), views.end(), [](const ClientView& a, const ClientView& b) { return a.id < b.id; });
+  return views;
 }
 
 bool ClientRegistry::set_memory(Client& client, uint64_t bytes) {
@@ -160,6 +225,27 @@ ClientRegistry::Handle::~Handle() { registry_.remove(*client_); }
 
 bool ClientRegistry::Handle::set_memory(uint64_t bytes) { return registry_.set_memory(*client_, bytes); }
 
-void ClientRegistry::Handle::touch() { client_->activity.fetch_add(1, std::memory_order_relaxed); }
+void ClientRegistry::Handle::touch() {
+  client_->activity.fetch_add(1, std::memory_order_relaxed);
+  client_->active_at_ns.store(steady_ns(std::chrono::steady_clock::now()), std::memory_order_relaxed);
+}
+
+uint64_t ClientRegistry::Handle::id() const { return client_->id; }
+
+void ClientRegistry::Handle::set_name(std::string_view name) {
+  std::lock_guard lock(client_->shown_mu);
+  client_->name.assign(name);
+}
+
+void ClientRegistry::Handle::set_command(std::string_view cmd) {
+  std::lock_guard lock(client_->shown_mu);
+  if (client_->cmd != cmd) client_->cmd.assign(cmd);
+}
+
+ClientView ClientRegistry::Handle::view() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(registry_.mu_);
+  return view_locked(*client_, now);
+}
 
 }  // namespace commitlog::kv

@@ -14,6 +14,9 @@
 // decides it: the client's own fiber then reads the end of the stream and
 // ends as after any disconnect, freeing its buffers on its own thread.
 //
+// The registry is also the table CLIENT LIST reads: each client's id (in the
+// order they came), addresses, name, age, idle time and last command.
+//
 // Thread-safety: every member of ClientRegistry and of a Handle may be called
 // from any thread. A Handle's socket must stay open until the Handle is
 // destroyed.
@@ -25,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -47,6 +51,19 @@ inline constexpr uint64_t kReservedFiles = 32;
 // returns how many clients fit (`max_clients` or fewer).
 uint64_t fit_open_files(uint64_t max_clients);
 
+// One client as CLIENT LIST shows it.
+struct ClientView {
+  uint64_t id = 0;
+  std::string addr;   // the peer, "ip:port" ("[ip]:port" for IPv6)
+  std::string laddr;  // the local end
+  int fd = -1;
+  std::string name;
+  int64_t age_s = 0;   // since it connected
+  int64_t idle_s = 0;  // since it last sent or received anything
+  uint64_t memory = 0;  // its buffers
+  std::string cmd;      // its last command ("set", "client|list"; "NULL": none yet)
+};
+
 // A size as Redis's config takes it: a count of bytes with an optional unit,
 // k/m/g (powers of 1000) or kb/mb/gb (powers of 1024), in any case.
 [[nodiscard]] Result<uint64_t> parse_memory_size(std::string_view text);
@@ -64,6 +81,9 @@ class ClientRegistry {
   // (counted as a rejected connection).
   std::unique_ptr<Handle> admit(int fd);
 
+  // Every connected client, in the order they came.
+  std::vector<ClientView> list() const;
+
   const ClientLimits& limits() const { return limits_; }
   uint64_t connected() const;
   uint64_t memory() const { return memory_.load(std::memory_order_relaxed); }
@@ -78,12 +98,15 @@ class ClientRegistry {
   // Disconnects `client` (it stops counting against the bound). REQUIRES: mu_ held.
   void disconnect_locked(Client& client);
   void reap_idle();
+  // REQUIRES: mu_ held.
+  static ClientView view_locked(const Client& client, std::chrono::steady_clock::time_point now);
 
   const ClientLimits limits_;
   mutable std::mutex mu_;
   std::vector<Client*> clients_;  // guarded by mu_
   std::atomic<uint64_t> memory_{0};  // of the clients not yet disconnected
   std::atomic<uint64_t> rejected_{0}, evicted_{0}, timed_out_{0};
+  uint64_t next_id_ = 1;  // guarded by mu_
   std::condition_variable stop_cv_;
   bool stopping_ = false;  // guarded by mu_
   std::thread reaper_;     // only with an idle timeout
@@ -102,6 +125,14 @@ class ClientRegistry::Handle {
   bool set_memory(uint64_t bytes);
   // The client sent or received something: it is not idle.
   void touch();
+  // Its number, unique in this registry (CLIENT ID, HELLO).
+  uint64_t id() const;
+  // What CLIENT LIST shows: the name given by CLIENT SETNAME or HELLO, and
+  // the command it runs (lower case).
+  void set_name(std::string_view name);
+  void set_command(std::string_view cmd);
+  ClientView view() const;
+  ClientRegistry& registry() const { return registry_; }
 
  private:
   friend class ClientRegistry;

@@ -25,19 +25,39 @@ void ping(Args args, CommandContext&, std::string* out) {
 
 void echo(Args args, CommandContext&, std::string* out) { resp::bulk(out, args[1]); }
 
+std::string lower(std::string_view s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  return l;
+}
+
 void info(Args args, CommandContext& c, std::string* out) {
   std::vector<std::string> lowered;
-  for (std::string_view a : args.subspan(1)) {
-    std::string s(a);
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    lowered.push_back(std::move(s));
-  }
+  for (std::string_view a : args.subspan(1)) lowered.push_back(lower(a));
   std::vector<std::string_view> sections(lowered.begin(), lowered.end());
   resp::bulk(out, c.hooks && c.hooks->info ? c.hooks->info(sections) : std::string());
 }
 
 bool valid_name(std::string_view name) {
   return std::all_of(name.begin(), name.end(), [](char ch) { return ch > ' ' && ch <= '~'; });
+}
+
+void set_name(CommandContext& c, std::string_view name) {
+  c.name = std::string(name);
+  if (c.client != nullptr) c.client->set_name(name);
+}
+
+// A CLIENT LIST line with every field of Redis 7, in its order, since
+// clients parse them all (redis-py's CLIENT INFO does). No pub/sub, MULTI
+// or reply lists here: those are 0 or -1 as in Redis for a client without
+// them. The buffers are known only together (tot-mem); the split fields
+// (qbuf, qbuf-free, argv-mem, rbs, rbp) are 0.
+std::string client_line(const ClientView& v) {
+  return fmt::format(
+      "id={} addr={} laddr={} fd={} name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 "
+      "multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 "
+      "tot-mem={} events=r cmd={} user=default redir=-1 resp=2\n",
+      v.id, v.addr, v.laddr, v.fd, v.name, v.age_s, v.idle_s, v.memory, v.cmd);
 }
 
 // Auth::admit() has checked the request and done its AUTH. RESP2 alone: HELLO
@@ -47,7 +67,7 @@ void hello(Args args, CommandContext& c, std::string* out) {
   if (!request.error.empty()) return resp::error(out, request.error);
   if (request.version == 3) return resp::error(out, "NOPROTO unsupported protocol version");
   for (size_t i = 1; i + 1 < args.size(); ++i) {
-    if (upper(args[i]) == "SETNAME") c.name = std::string(args[i + 1]);
+    if (upper(args[i]) == "SETNAME") set_name(c, args[i + 1]);
   }
   resp::array(out, 14);
   resp::bulk(out, "server");
@@ -70,7 +90,7 @@ void client(Args args, CommandContext& c, std::string* out) {
   const std::string sub = upper(args[1]);
   if (sub == "SETNAME" && args.size() == 3) {
     if (!valid_name(args[2])) return resp::error(out, "ERR Client names cannot contain spaces, newlines or special characters.");
-    c.name = std::string(args[2]);
+    set_name(c, args[2]);
     return resp::simple(out, "OK");
   }
   if (sub == "GETNAME" && args.size() == 2) return c.name.empty() ? resp::nil(out) : resp::bulk(out, c.name);
@@ -80,11 +100,15 @@ void client(Args args, CommandContext& c, std::string* out) {
     if (attr != "LIB-NAME" && attr != "LIB-VER") return resp::error(out, "ERR Unrecognized option '" + std::string(args[2]) + "'");
     return resp::simple(out, "OK");
   }
-  if ((sub == "LIST" || sub == "INFO") && args.size() == 2) {
-    // This connection's line: the server keeps no table of the others' names.
-    std::string line = fmt::format("id={} name={} db=0 resp=2 cmd=client|{}", c.client_id, c.name,
-                                   sub == "LIST" ? "list" : "info");
-    return resp::bulk(out, sub == "LIST" ? line + "\n" : line + "\n");
+  if (sub == "LIST" && args.size() == 2) {
+    std::string lines;
+    if (c.client != nullptr) {
+      for (const ClientView& v : c.client->registry().list()) lines += client_line(v);
+    }
+    return resp::bulk(out, lines);
+  }
+  if (sub == "INFO" && args.size() == 2) {
+    return c.client != nullptr ? resp::bulk(out, client_line(c.client->view())) : resp::bulk(out, "");
   }
   resp::error(out, "ERR unknown subcommand or wrong number of arguments for 'client|" +
                        resp::printable(args[1], 32) + "' command");
@@ -102,9 +126,7 @@ void config(Args args, CommandContext& c, std::string* out) {
     if (c.hooks && c.hooks->config) {
       for (auto& [name, value] : c.hooks->config()) {
         for (std::string_view pattern : args.subspan(2)) {
-          std::string lower(pattern);
-          std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
-          if (glob_match(lower, name)) {
+          if (glob_match(lower(pattern), name)) {
             hits.emplace_back(name, value);
             break;
           }
@@ -172,10 +194,8 @@ void command(Args args, CommandContext&, std::string* out) {
   if (!sub.empty()) return resp::error(out, "ERR COMMAND " + resp::printable(args[1], 32) + " is not supported");
   resp::array(out, std::size(kCommands));
   for (const Command& cmd : kCommands) {
-    std::string lower(cmd.name);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
     resp::array(out, 6);
-    resp::bulk(out, lower);
+    resp::bulk(out, lower(cmd.name));
     resp::integer(out, cmd.arity);
     resp::array(out, 0);
     resp::integer(out, 0);
@@ -196,10 +216,19 @@ const Command* find(std::string_view name) {
   return nullptr;
 }
 
+// What CLIENT LIST shows as the command: its name in lower case, with the
+// subcommand of a container command ("client|list"); "NULL" when unknown.
+std::string command_label(const Command* command, std::span<const std::string_view> args) {
+  if (command == nullptr) return "NULL";
+  const bool container = command->name == "CLIENT" || command->name == "CONFIG" || command->name == "COMMAND";
+  return container && args.size() > 1 ? lower(command->name) + "|" + lower(args[1]) : lower(command->name);
+}
+
 }  // namespace
 
 void execute(std::span<const std::string_view> args, CommandContext& context, std::string* out) {
   const Command* command = find(args[0]);
+  if (context.client != nullptr) context.client->set_command(command_label(command, args));
   if (command == nullptr) {
     std::string message = fmt::format("ERR unknown command '{}', with args beginning with: ",
                                       resp::printable(args[0]));
@@ -210,10 +239,7 @@ void execute(std::span<const std::string_view> args, CommandContext& context, st
   }
   const auto n = static_cast<int>(std::min<size_t>(args.size(), 1u << 30));
   if ((command->arity > 0 && n != command->arity) || (command->arity < 0 && n < -command->arity)) {
-    std::string lower(command->name);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char ch) { return std::tolower(ch); });
-    return resp::error(out, fmt::format("ERR wrong number of arguments for '{}' command", lower));
+    return resp::error(out, fmt::format("ERR wrong number of arguments for '{}' command", lower(command->name)));
   }
   command->run(args, context, out);
 }

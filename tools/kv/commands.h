@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "tools/kv/client_limits.h"
 #include "tools/kv/kv_store.h"
 
 namespace commitlog::kv {
@@ -35,6 +36,8 @@ struct CommandContext {
   bool quit = false;       // QUIT: close after sending the replies
   uint64_t client_id = 0;  // the connection's number (HELLO, CLIENT ID)
   std::string name;        // CLIENT SETNAME
+  // The connection in the server's table (CLIENT LIST); null: not listed.
+  ClientRegistry::Handle* client = nullptr;
 };
 
 // Executes one request and appends its reply to `out`. `args` is not empty.

@@ -152,17 +152,33 @@ void strlen(Args args, CommandContext& c, std::string* out) {
   resp::integer(out, *v ? static_cast<int64_t>((*v)->size()) : 0);
 }
 
+// EXPIRE key time [NX | XX | GT | LT]: the options first, then the time,
+// with Redis 7's errors (XX goes with GT or LT, NX with none of them).
 void expire(Args args, CommandContext& c, std::string* out) {
-  if (args.size() > 3) return syntax(out);  // NX/XX/GT/LT are not supported
-  const std::string name = upper(args[0]);
+  ExpireIf only_if;
+  for (std::string_view arg : args.subspan(3)) {
+    const std::string opt = upper(arg);
+    bool* flag = opt == "NX" ? &only_if.nx : opt == "XX" ? &only_if.xx : opt == "GT" ? &only_if.gt
+                 : opt == "LT" ? &only_if.lt : nullptr;
+    if (flag == nullptr) return resp::error(out, "ERR Unsupported option " + resp::printable(arg, 64));
+    *flag = true;
+  }
+  if (only_if.nx && (only_if.xx || only_if.gt || only_if.lt))
+    return resp::error(out, "ERR NX and XX, GT or LT options at the same time are not compatible");
+  if (only_if.gt && only_if.lt)
+    return resp::error(out, "ERR GT and LT options at the same time are not compatible");
+  std::string name = upper(args[0]);
   const int64_t unit = name[0] == 'P' ? 1 : 1000;
   auto v = to_int(args[2]);
   int64_t at = 0;
-  if (!v || __builtin_mul_overflow(*v, unit, &at)) return not_integer(out);
-  if (!name.ends_with("AT") && __builtin_add_overflow(at, c.store.now_ms(), &at))
+  if (!v) return not_integer(out);
+  if (__builtin_mul_overflow(*v, unit, &at) ||
+      (!name.ends_with("AT") && __builtin_add_overflow(at, c.store.now_ms(), &at))) {
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return std::tolower(ch); });
     return resp::error(out, "ERR invalid expire time in '" + name + "' command");
+  }
   // Zero or a time in the past deletes the key (kv_store.h).
-  auto r = c.store.expire_at(args[1], std::max<int64_t>(at, 1), c.fence);
+  auto r = c.store.expire_at(args[1], std::max<int64_t>(at, 1), c.fence, only_if);
   if (!r.ok()) return store_error(r.status(), out);
   resp::integer(out, *r ? 1 : 0);
 }

@@ -16,8 +16,6 @@ constexpr size_t kMaxPendingReplies = 1u << 20;
 // Reads that found data without waiting before the fiber lets others run.
 constexpr int kGreedyReads = 8;
 
-std::atomic<uint64_t> next_client_id{0};  // HELLO's id: connections in the order they came
-
 class Connection {
  public:
   Connection(int fd, std::unique_ptr<ClientRegistry::Handle> client, const ConnectionEnv& env,
@@ -26,7 +24,7 @@ class Connection {
         client_(std::move(client)),
         env_(env),
         worker_(worker),
-        context_{env.store, &env.hooks, {}, false, next_client_id.fetch_add(1) + 1, {}} {}
+        context_{env.store, &env.hooks, {}, false, client_->id(), {}, client_.get()} {}
 
   void run() {
     if (!socket_.status().ok()) return;
@@ -107,7 +105,7 @@ class Connection {
   // must close (log failure, or the client is gone).
   bool flush() {
     bool ok = true;
-    if (context_.fence.position() && worker_.durability != nullptr) {
+    if (context_.fence.position()) {
       Status durable = worker_.durability->wait(*context_.fence.position(), released_by_);
       context_.fence.clear();
       if (!durable.ok()) {

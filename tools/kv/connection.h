@@ -60,7 +60,7 @@ struct ConnectionEnv {
 // What one worker thread gives the connections it serves; theirs alone.
 struct Worker {
   EpollScheduler& scheduler;
-  ThreadDurability* durability;  // null without a log (the reference mode)
+  ThreadDurability* durability;
 };
 
 // Serves the accepted socket `fd`, admitted as `client`, until the client

@@ -2,6 +2,7 @@
 #include "tools/kv/durability.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace commitlog::kv {
 namespace {
@@ -34,8 +35,9 @@ void RoundHold::flush_finished(TimePoint started, TimePoint now, uint64_t waitin
   all_back_.reset();
 }
 
-ThreadDurability::ThreadDurability(CommitLog& log, EpollScheduler& scheduler, Duration max_hold)
-    : log_(log), scheduler_(scheduler), max_hold_(max_hold) {
+ThreadDurability::ThreadDurability(WaitDurable wait_durable, EpollScheduler& scheduler,
+                                   Duration max_hold)
+    : wait_durable_(std::move(wait_durable)), scheduler_(scheduler), max_hold_(max_hold) {
   scheduler_.set_before_sleep([this] { return before_sleep(); });
 }
 
@@ -87,7 +89,7 @@ void ThreadDurability::flush() {
   const Position target = *wanted_;
   const TimePoint started = SteadyClock::now();
   hold_.flush_started(started);
-  Status status = log_.wait_durable(target);
+  Status status = wait_durable_(target);
   hold_.flush_finished(started, SteadyClock::now(), waiting_);
   if (status.ok()) {
     durable_ = target;

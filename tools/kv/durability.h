@@ -16,14 +16,17 @@
 //          with the policy's max_added_delay as the cap: never longer than
 //          the log's policy may delay a write itself, so with batch (and
 //          periodic, whose writes are not waited for) it never holds;
-//       3. the thread itself waits, with CommitLog::wait_durable(), for the
-//          newest noted position: the log's sync thread flushes and wakes it
-//          (a futex; no fiber lock is shared between threads), and every
-//          fiber of the round becomes ready at once and sends its replies in
-//          one pass.
+//       3. the thread itself waits (WaitDurable) for the newest noted
+//          position, and every fiber of the round becomes ready at once and
+//          sends its replies in one pass.
 // The thread blocks during the flush, so a worker sleeps once per flush, not
-// once per request arriving during it, and each round costs two thread
-// hand-offs (worker to sync thread and back).
+// once per request arriving during it.
+//
+// What step 3 waits on is the one thing that differs between the server's
+// modes: CommitLog::wait_durable(), where the log's sync thread flushes and
+// wakes the worker (a futex; no fiber lock is shared between threads; two
+// thread hand-offs a round), or, in the reference setting, a sync of
+// RocksDB's own WAL on the worker itself (Engine::sync_wal()).
 //
 // Why hold (2): clients that wait for their reply before they send again
 // split into two cohorts that take turns (group_hold.h). The thread knows
@@ -38,11 +41,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include <boost/fiber/condition_variable.hpp>
 
-#include "commitlog/commit_log.h"
+#include "commitlog/position.h"
+#include "commitlog/status.h"
 #include "policies/group_hold.h"
 #include "tools/kv/fiber_io.h"
 
@@ -71,15 +76,19 @@ class RoundHold {
   MovingAverage return_time_;          // from a flush until all it answered are back, in ns
 };
 
+// Step 3: blocks the calling thread until `position` and every position
+// before it are durable; an error when they may never be.
+using WaitDurable = std::function<Status(Position position)>;
+
 class ThreadDurability {
  public:
   // Hooks itself to `scheduler`, the calling thread's. `max_hold` bounds
   // step 2 (zero: never hold). Must outlive the thread's fibers.
-  ThreadDurability(CommitLog& log, EpollScheduler& scheduler, Duration max_hold);
+  ThreadDurability(WaitDurable wait_durable, EpollScheduler& scheduler, Duration max_hold);
   ThreadDurability(const ThreadDurability&) = delete;
   ThreadDurability& operator=(const ThreadDurability&) = delete;
 
-  // Suspends the calling fiber until `position` is durable or the log failed.
+  // Suspends the calling fiber until `position` is durable or a wait failed.
   // `released_by` belongs to the caller (one per connection, initially 0):
   // which flush of this thread answered it last.
   [[nodiscard]] Status wait(Position position, uint64_t& released_by);
@@ -91,7 +100,7 @@ class ThreadDurability {
   void flush();
   bool covered(Position position) const;
 
-  CommitLog& log_;
+  const WaitDurable wait_durable_;
   EpollScheduler& scheduler_;
   const Duration max_hold_;
   std::optional<Position> wanted_;   // the newest position a fiber of this thread waits for

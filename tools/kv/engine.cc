@@ -2,6 +2,7 @@
 #include "tools/kv/engine.h"
 
 #include <atomic>
+#include <thread>
 
 #include <rocksdb/compaction_filter.h>
 #include <rocksdb/db.h>
@@ -108,11 +109,20 @@ Status Engine::apply(std::span<const EngineWrite> writes, std::optional<Position
       }
     }
   }
-  if (at) batch.Put(rocksdb::Slice(kCheckpointKey.data(), 1), encode_checkpoint(*at));
+  if (at && !options_.own_wal) batch.Put(rocksdb::Slice(kCheckpointKey.data(), 1), encode_checkpoint(*at));
   rocksdb::WriteOptions wo;
   wo.disableWAL = !options_.own_wal;
-  wo.sync = options_.own_wal;
-  return from_rocksdb(db_->Write(wo, &batch), "write");
+  Status written = from_rocksdb(db_->Write(wo, &batch), "write");
+  if (options_.own_wal && at) applied_.store(at->offset, std::memory_order_release);
+  return written;
+}
+
+Status Engine::sync_wal(Position at) {
+  // Only with two or more workers: a write numbered by one thread that
+  // another's reader saw first is at most one WriteBatch away.
+  while (applied_.load(std::memory_order_acquire) < at.offset) std::this_thread::yield();
+  wal_syncs_.fetch_add(1, std::memory_order_relaxed);
+  return from_rocksdb(db_->SyncWAL(), "sync WAL");
 }
 
 Result<std::optional<std::string>> Engine::get(std::string_view key) {

@@ -11,9 +11,13 @@
 // is durable in RocksDB and the log may be discarded up to it. On open, the
 // checkpoint read back is where the replay starts.
 //
-// The reference mode (own_wal) turns RocksDB's WAL on with sync = true and
-// writes no checkpoint: the same server with RocksDB's own durability, for
-// comparison.
+// The reference mode (own_wal) turns RocksDB's WAL on and writes no
+// checkpoint: the same server with RocksDB's own durability, for comparison.
+// Its writes go to the WAL with sync = false and are made durable in groups,
+// as the log's are: a worker's round (durability.h) ends in one sync_wal().
+// There `at` numbers the writes in apply order (segment 0, offset n for the
+// n-th) for sync_wal(), which also waits for a write another thread is still
+// applying.
 //
 // Expired values are dropped by a compaction filter (value.h holds expiry).
 //
@@ -21,6 +25,7 @@
 // by the caller.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,7 +48,7 @@ namespace commitlog::kv {
 struct EngineOptions {
   std::string path;                     // RocksDB's directory
   uint64_t memtable_bytes = 64 << 20;   // write_buffer_size
-  bool own_wal = false;                 // the reference mode: RocksDB's WAL, sync = true
+  bool own_wal = false;                 // the reference mode: RocksDB's WAL, synced by sync_wal()
   std::function<int64_t()> now_ms;      // wall clock for the compaction filter
   std::function<void(Position)> on_flushed;  // from RocksDB's flush thread
 };
@@ -64,8 +69,14 @@ class Engine {
 
   // The checkpoint of the newest applied mutation (nullopt: none yet).
   [[nodiscard]] Result<std::optional<Position>> checkpoint();
-  // One WriteBatch; `at` is the log position (nullopt: no checkpoint).
+  // One WriteBatch; `at` is the log position (nullopt: no checkpoint), or
+  // in the reference mode the write's number (nullopt: none to wait for).
   [[nodiscard]] Status apply(std::span<const EngineWrite> writes, std::optional<Position> at);
+  // The reference mode: blocks the calling thread until the write numbered
+  // `at` has been applied (done or failed) and RocksDB's WAL is synced
+  // (DB::SyncWAL), which makes it and every earlier write durable.
+  [[nodiscard]] Status sync_wal(Position at);
+  uint64_t wal_syncs() const { return wal_syncs_.load(std::memory_order_relaxed); }
   // The stored value of `key` (nullopt: absent).
   [[nodiscard]] Result<std::optional<std::string>> get(std::string_view key);
   // Calls `each(key, stored)` in key order from the first key > `after`
@@ -88,6 +99,8 @@ class Engine {
   std::unique_ptr<rocksdb::CompactionFilter> filter_;
   std::shared_ptr<Listener> listener_;
   std::unique_ptr<rocksdb::DB> db_;
+  std::atomic<uint64_t> applied_{0};  // the reference mode: the newest write number applied
+  std::atomic<uint64_t> wal_syncs_{0};
 };
 
 }  // namespace commitlog::kv

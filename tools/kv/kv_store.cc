@@ -21,6 +21,16 @@ std::optional<int64_t> parse_int64(std::string_view s) {
 // SCAN cursors remembered at once; the oldest is forgotten first.
 constexpr size_t kMaxCursors = 4096;
 
+// EXPIRE's conditions for a key expiring at `current` (0: never) and the
+// new expiry `at`, as Redis 7 checks them.
+bool expire_allowed(const ExpireIf& only_if, int64_t current, int64_t at) {
+  if (only_if.nx && current != 0) return false;
+  if (only_if.xx && current == 0) return false;
+  if (only_if.gt && (current == 0 || at <= current)) return false;
+  if (only_if.lt && current != 0 && at >= current) return false;
+  return true;
+}
+
 EngineWrite put(std::string_view key, std::string value) {
   return {EngineWrite::Kind::kPut, std::string(key), std::move(value)};
 }
@@ -45,11 +55,13 @@ Status KvStore::commit(std::span<const EngineWrite> writes, DurableFence& fence)
       return appended.status();
     }
     at = *appended;
-    if (wait_later_) {
-      // Before the apply: a read that sees the value also sees this.
-      std::lock_guard lock(last_mu_);
-      last_write_ = at;
-    }
+  } else if (engine_->own_wal()) {
+    at = Position{0, ++wal_writes_};  // the reference mode's numbering (engine.h)
+  }
+  if (wait_later_) {
+    // Before the apply: a read that sees the value also sees this.
+    std::lock_guard lock(last_mu_);
+    last_write_ = at;
   }
   if (Status applied = engine_->apply(writes, at); !applied.ok()) {
     failed_.store(true);
@@ -174,7 +186,7 @@ Result<int64_t> KvStore::append(std::string_view key, std::string_view value, Du
 }
 
 Result<bool> KvStore::expire_at(std::string_view key, std::optional<int64_t> at_ms,
-                                DurableFence& fence) {
+                                DurableFence& fence, const ExpireIf& only_if) {
   std::lock_guard lock(mu_);
   auto current = live(key, true);
   if (!current.ok()) return current.status();
@@ -183,7 +195,7 @@ Result<bool> KvStore::expire_at(std::string_view key, std::optional<int64_t> at_
     return false;
   }
   const StoredValue v = *decode_value(**current);
-  if (!at_ms && v.expire_at_ms == 0) {
+  if ((!at_ms && v.expire_at_ms == 0) || (at_ms && !expire_allowed(only_if, v.expire_at_ms, *at_ms))) {
     read_fence(fence);
     return false;
   }

@@ -16,7 +16,8 @@
 // (waiting for it costs nothing once it is durable). The connection waits
 // for its fence before it sends the replies. Under periodic the append
 // follows the policy and nothing waits. Without a log (the reference mode)
-// RocksDB's own WAL with sync = true makes each write durable in apply().
+// the writes go to RocksDB's own WAL unsynced, numbered in apply order, and
+// are fenced the same way: the wait syncs the WAL (Engine::sync_wal()).
 //
 // Expiry: values carry their expiry (value.h); an expired key is never
 // returned, is deleted by the next read that meets it (from RocksDB only:
@@ -65,6 +66,12 @@ struct SetOptions {
   bool keep_ttl = false;                 // KEEPTTL
 };
 
+// EXPIRE's conditions (Redis 7), on the key's current expiry, none
+// counting as infinite: NX none, XX one, GT the new one later, LT earlier.
+struct ExpireIf {
+  bool nx = false, xx = false, gt = false, lt = false;
+};
+
 struct SetResult {
   bool written = false;
   std::optional<std::string> old;  // with SetOptions::get
@@ -77,11 +84,12 @@ class KvStore {
   KvStore(const KvStore&) = delete;
   KvStore& operator=(const KvStore&) = delete;
 
-  // Set before serving. `log` may be null: the reference mode.
+  // Set before serving. `log` is null in the reference mode (and before
+  // the log is open).
   void attach(Engine* engine, CommitLog* log) {
     engine_ = engine;
     log_ = log;
-    wait_later_ = log != nullptr && log->policy_promise().acknowledges_durable;
+    wait_later_ = log != nullptr ? log->policy_promise().acknowledges_durable : engine->own_wal();
   }
 
   // Writes. An error is the log's or RocksDB's; kInvalidArgument a refused
@@ -96,9 +104,10 @@ class KvStore {
   [[nodiscard]] Result<int64_t> append(std::string_view key, std::string_view value,
                                        DurableFence& fence);
   // Sets (or, with nullopt, removes) the expiry of an existing key; false
-  // when there is no such key (or, for nullopt, no expiry to remove).
+  // when there is no such key, a condition of `only_if` fails, or (for
+  // nullopt) there is no expiry to remove.
   [[nodiscard]] Result<bool> expire_at(std::string_view key, std::optional<int64_t> at_ms,
-                                       DurableFence& fence);
+                                       DurableFence& fence, const ExpireIf& only_if = {});
   [[nodiscard]] Status flushall(DurableFence& fence);
 
   // Reads.
@@ -136,6 +145,7 @@ class KvStore {
   CommitLog* log_ = nullptr;
   bool wait_later_ = false;
   boost::fibers::mutex mu_;  // orders writes: read, append, apply
+  uint64_t wal_writes_ = 0;  // the reference mode: writes numbered so far; guarded by mu_
   std::mutex last_mu_;
   std::optional<Position> last_write_;  // guarded by last_mu_
   std::mutex cursor_mu_;

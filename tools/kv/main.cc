@@ -169,8 +169,9 @@ int main(int argc, char** argv) {
                     "full memtable is flushed to an SST file and the log discarded up to it",
                     "64mb");
   app.add_flag("--reference-rocksdb-wal", options.reference_rocksdb_wal,
-               "the reference setting for comparisons: no commit log, RocksDB's own WAL with "
-               "sync = true for every write");
+               "the reference setting for comparisons: no commit log, RocksDB's own WAL, "
+               "synced once per round of a worker (DB::SyncWAL) before its replies, as the log "
+               "is flushed");
   app.add_option_function<std::string>(
          "--recovery",
          [&args](const std::string& name) { args.recovery = *commitlog::parse_recovery_mode(name); },

@@ -11,7 +11,8 @@
 //     to flush its memtables (blocking I/O stays off the workers);
 //   RocksDB's own threads: after each flush its listener discards the log up
 //     to the checkpoint the flush made durable (engine.h);
-//   the commit log's own threads (the only fsyncs of writes);
+//   the commit log's own threads (the only fsyncs of writes; in the
+//     reference setting the workers sync RocksDB's WAL themselves);
 //   the main thread, waiting for SIGINT or SIGTERM (SHUTDOWN raises SIGTERM).
 //
 // Start: check the options, the directories and the port; lock the log's
@@ -51,7 +52,8 @@ struct ServerOptions {
   int port = 6380;  // 0: any free port (the ready line names it)
   int threads = 1;  // workers; one leaves the second core to the log and the clients
   uint64_t memtable_bytes = 64 << 20;  // RocksDB's write_buffer_size
-  // The reference setting: no commit log, RocksDB's own WAL with sync = true.
+  // The reference setting: no commit log, RocksDB's own WAL synced once per
+  // worker round (DB::SyncWAL), for comparisons.
   bool reference_rocksdb_wal = false;
   RecoveryMode recovery = RecoveryMode::kTolerateTornTail;
   std::string password;  // empty: none required

@@ -179,6 +179,7 @@ std::string Server::info_persistence() {
   line("kv_engine", "rocksdb");
   line("kv_engine_dir", engine_dir_);
   line("kv_durability", log_ ? "commitlog" : "rocksdb-wal-sync");
+  if (!log_) line("kv_rocksdb_wal_syncs", engine_->wal_syncs());
   line("kv_rocksdb_memtable_limit", engine_->memtable_bytes());
   line("kv_rocksdb_flushes", engine_->flushes());
   line("kv_flush_requests", flush_requests_);
