@@ -88,7 +88,7 @@ std::optional<Spec> read_spec(const Setting& s, Problems& problems) {
   bool ok = true;
   for (auto it = s.value.begin(); it != s.value.end(); ++it) {
     const std::string field = show(it->first);
-    const YAML::Node& v = it->second;
+    const YAML::Node v = it->second;  // a copy: the iterator yields a temporary
     if (field == "enabled") {
       if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {
         problems.error(field_key(field), line_of(v), v, "expected true or false");

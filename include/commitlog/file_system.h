@@ -160,7 +160,7 @@ class COMMITLOG_EXPORT FileSystem {
   // The permission bits of the file `path` (stat's mode & 07777), for files
   // that must not be readable by others (key files). The default:
   // kNotSupported.
-  virtual Result<uint32_t> permissions(const std::string& path);
+  virtual Result<uint32_t> permission_bits(const std::string& path);
 
   // Takes an exclusive lock on the file `path`, created with `permissions`
   // when missing, without waiting: kBusy when it is held already, by

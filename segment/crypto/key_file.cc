@@ -78,7 +78,7 @@ std::string parse_line(std::string_view line, std::map<uint32_t, MasterKey>& key
 Result<std::shared_ptr<const KeyProvider>> load_key_file(const std::string& path, std::optional<uint32_t> active,
                                                         FileSystem& fs) {
   // A key readable by others protects nothing: refused before it is read.
-  auto mode = fs.permissions(path);
+  auto mode = fs.permission_bits(path);
   if (!mode.ok()) return mode.status();
   if ((*mode & 077) != 0) {
     char octal[16];

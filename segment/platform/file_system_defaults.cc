@@ -47,7 +47,7 @@ Result<uint64_t> FileSystem::volume_bytes(const std::string& dir) {
   return Status::not_supported("the size of the volume of " + dir + ": this file system does not say");
 }
 
-Result<uint32_t> FileSystem::permissions(const std::string& path) {
+Result<uint32_t> FileSystem::permission_bits(const std::string& path) {
   return Status::not_supported("the permissions of " + path + ": this file system does not say");
 }
 

@@ -296,7 +296,7 @@ class PosixFileSystem final : public FileSystem {
     return static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize;
   }
 
-  Result<uint32_t> permissions(const std::string& path) override {
+  Result<uint32_t> permission_bits(const std::string& path) override {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return Status::from_errno(errno, "stat " + path);
     return static_cast<uint32_t>(st.st_mode & 07777);
