@@ -118,7 +118,6 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
 
   const uint64_t time_us = s.clock.wall_micros();
   const uint64_t direct_threshold = s.options.direct_write_threshold;
-  const bool blocks_thread = direct_threshold != 0 && DurableWaiters::caller_blocks_thread();
   uint64_t direct_writes = 0;
   AppendedRange range;
   uint64_t last_packed = 0;
@@ -155,7 +154,8 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     for (size_t i = begin; i < end; ++i) {
       const std::span<const std::byte> payload = mutations[i].payload;
       const bool direct = direct_threshold != 0 && payload.size() >= direct_threshold;
-      if (segment->write_entry(*offset, mutations[i].table, time_us, payload, direct, blocks_thread))
+      if (segment->write_entry(*offset, mutations[i].table, time_us, payload, direct,
+                               direct && DurableWaiters::caller_blocks_thread()))
         ++direct_writes;
       const Position position{segment->id(), *offset};
       if (i == 0) range.first = position;
