@@ -121,6 +121,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   uint64_t direct_writes = 0;
   AppendedRange range;
   uint64_t last_packed = 0;
+  Status failed;
   // Unpinned before the wait for durability: the segment is not touched then.
   std::optional<EpochPins::Pin> pinned{s.chain.pin()};
   MappedSegment* segment = s.chain.active();
@@ -129,7 +130,7 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     uint64_t bytes = 0;
     size_t end = begin;
     while (end < mutations.size()) {
-      const uint64_t footprint = format::entry_footprint(mutations[end].payload.size());
+      const uint64_t footprint = segment->footprint(mutations[end].payload.size());
       if (end > begin && bytes + footprint > segment->max_reservation()) break;
       bytes += footprint;
       ++end;
@@ -154,19 +155,25 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
     for (size_t i = begin; i < end; ++i) {
       const std::span<const std::byte> payload = mutations[i].payload;
       const bool direct = direct_threshold != 0 && payload.size() >= direct_threshold;
-      if (segment->write_entry(*offset, mutations[i].table, time_us, payload, direct,
-                               direct && DurableWaiters::caller_blocks_thread()))
-        ++direct_writes;
+      // Every reserved entry is published, even after one failed.
+      Result<bool> went_direct = segment->write_entry(*offset, mutations[i].table, time_us, payload, direct,
+                                                            direct && DurableWaiters::caller_blocks_thread());
+      if (!went_direct.ok() && failed.ok()) failed = went_direct.status();
+      if (went_direct.ok() && *went_direct) ++direct_writes;
       const Position position{segment->id(), *offset};
       if (i == 0) range.first = position;
       range.last = position;
-      *offset += format::entry_footprint(mutations[i].payload.size());
+      *offset += segment->footprint(mutations[i].payload.size());
     }
     last_packed = DurableWaiters::pack(s.chain.ordinal(*segment), range.last.offset);
     begin = end;
   }
   pinned.reset();
   if (direct_writes != 0) s.direct_writes.fetch_add(direct_writes, std::memory_order_relaxed);
+  if (!failed.ok()) {
+    apply_failure_policy(s.options.commit_failure_policy, "encryption", failed, s.waiters);
+    return failed;
+  }
   CL_RETURN_IF_ERROR(s.finish_append(last_packed, options.wait));
   return range;
 }

@@ -20,7 +20,10 @@ namespace commitlog {
 
 // The segment header flags of the log's new segments.
 inline uint16_t segment_flags(const Options& o, const AccessModeChoice& mode) {
-  if (!writes_sections(o)) return format::kFlagSyncedMarks;
+  if (!writes_sections(o)) {
+    return format::kFlagSyncedMarks |
+           (o.encryption != nullptr ? format::kFlagEncrypted | format::kFlagSealedEntries : 0);
+  }
   return format::kFlagSyncedMarks | format::kFlagLz4Sections |
          (o.encryption != nullptr ? format::kFlagEncrypted : 0) |
          (o.direct_write_threshold > 0 ? format::kFlagFlushGroups : 0) |

@@ -92,6 +92,12 @@ HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHea
     return HeaderProblem::kUnknownVersion;
   }
   if ((header->flags & ~format::kKnownFlags) != 0) return HeaderProblem::kUnknownFlags;
+  // Sealed entries are the plain layout's, encrypted: no other combination.
+  if (format::seals_entries(header->flags) &&
+      (header->flags & (format::kFlagEncrypted | format::kFlagLz4Sections | format::kFlagSyncedMarks)) !=
+          (format::kFlagEncrypted | format::kFlagSyncedMarks)) {
+    return HeaderProblem::kUnknownFlags;
+  }
   if (header->version >= 2) decode_seal(h, header);
   return HeaderProblem::kNone;
 }
@@ -207,13 +213,37 @@ std::array<std::byte, format::kSectionNonceSize> section_nonce(uint64_t segment_
   return nonce;
 }
 
+namespace {
+
+// `fields` (N - 16 bytes), then the segment id and the offset they sit at.
+template <size_t N>
+std::array<std::byte, N> bound_to_place(const std::byte* fields, uint64_t segment_id, uint64_t own_offset) {
+  std::array<std::byte, N> aad;
+  std::memcpy(aad.data(), fields, N - 16);
+  store_u64(aad.data() + N - 16, segment_id);
+  store_u64(aad.data() + N - 8, own_offset);
+  return aad;
+}
+
+}  // namespace
+
 std::array<std::byte, format::kSectionAadSize> section_aad(const std::byte* header, uint64_t segment_id,
                                                           uint64_t own_offset) {
-  std::array<std::byte, format::kSectionAadSize> aad;
-  std::memcpy(aad.data(), header, 24);
-  store_u64(aad.data() + 24, segment_id);
-  store_u64(aad.data() + 32, own_offset);
-  return aad;
+  return bound_to_place<format::kSectionAadSize>(header, segment_id, own_offset);
+}
+
+// Offsets fit in 32 bits: sealed entries come with kFlagSyncedMarks.
+std::array<std::byte, format::kSectionNonceSize> entry_nonce(uint64_t segment_id, uint64_t own_offset) {
+  return section_nonce(segment_id, static_cast<uint32_t>(own_offset));
+}
+
+std::array<std::byte, format::kEntryAadSize> entry_aad(uint32_t length, uint32_t table, uint64_t time_us,
+                                                      uint64_t segment_id, uint64_t own_offset) {
+  std::byte fields[format::kEntryAadSize - 16];
+  store_u32(fields + format::kEntryLengthOffset, length);
+  store_u32(fields + format::kEntryTableOffset, table);
+  store_u64(fields + format::kEntryTimeOffset, time_us);
+  return bound_to_place<format::kEntryAadSize>(fields, segment_id, own_offset);
 }
 
 }  // namespace commitlog

@@ -132,5 +132,10 @@ std::optional<KeyBlock> decode_key_block(const std::byte* in, uint64_t segment_i
 std::array<std::byte, format::kSectionNonceSize> section_nonce(uint64_t segment_id, uint32_t counter);
 std::array<std::byte, format::kSectionAadSize> section_aad(const std::byte* header, uint64_t segment_id,
                                                           uint64_t own_offset);
+// The same for the sealed entry (format::kFlagSealedEntries) at `own_offset`
+// whose header starts `length`, `table`, `time_us`.
+std::array<std::byte, format::kSectionNonceSize> entry_nonce(uint64_t segment_id, uint64_t own_offset);
+std::array<std::byte, format::kEntryAadSize> entry_aad(uint32_t length, uint32_t table, uint64_t time_us,
+                                                      uint64_t segment_id, uint64_t own_offset);
 
 }  // namespace commitlog

@@ -65,8 +65,14 @@ inline constexpr uint64_t kMaxDirectBlock = 64 * 1024;
 // it wraps (see the compressed segment layout below). Readers that do not know
 // this bit refuse the segment instead of misreading ciphertext.
 inline constexpr uint16_t kFlagEncrypted = 1u << 4;
-inline constexpr uint16_t kKnownFlags =
-    kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks | kFlagWholeBlocks | kFlagEncrypted;
+// With kFlagEncrypted, without kFlagLz4Sections: the plain layout, a key
+// block between the header and the first marker, and every entry's payload
+// sealed by its producer (see sealed entries below), so that encrypted
+// segments are written, recycled and read like plain ones. Readers that do
+// not know this bit refuse the segment instead of handing out ciphertext.
+inline constexpr uint16_t kFlagSealedEntries = 1u << 5;
+inline constexpr uint16_t kKnownFlags = kFlagLz4Sections | kFlagFlushGroups | kFlagSyncedMarks | kFlagWholeBlocks |
+                                        kFlagEncrypted | kFlagSealedEntries;
 
 // File header.
 inline constexpr size_t kHeaderSize = 64;
@@ -121,7 +127,8 @@ constexpr uint64_t align_up(uint64_t n) { return (n + kAlignment - 1) & ~uint64_
 constexpr uint64_t entry_footprint(uint64_t payload_size) {
   return align_up(kEntryHeaderSize + payload_size);
 }
-// The first marker of every segment sits right after the header.
+// The first marker sits right after the header (kFlagSealedEntries: after
+// the key block, first_marker_offset()).
 inline constexpr uint64_t kFirstMarkerOffset = kHeaderSize;
 inline constexpr uint64_t kFirstEntryOffset = kFirstMarkerOffset + kMarkerSize;
 
@@ -184,6 +191,25 @@ inline constexpr size_t kSectionAadSize = 24 + 16;
 // Where a segment's first section header sits.
 constexpr uint64_t first_section_offset(uint16_t flags) {
   return (flags & kFlagEncrypted) != 0 ? kHeaderSize + kKeyBlockSize : kHeaderSize;
+}
+
+// Sealed entries (kFlagSealedEntries): the key block above sits at
+// kKeyBlockOffset, the first marker after it. An entry's stored payload is
+// the AES-256-GCM ciphertext of its payload followed by the tag;
+// entry_length and payload_checksum cover those stored bytes, so framing
+// and checksums read without the key. Nonce: segment id (u64) | the entry's
+// offset (u32; offsets never repeat within a segment, and each segment has a
+// data key of its own). Associated data: entry header bytes 0..16 (length,
+// table, time) | segment id | the entry's offset (kEntryAadSize).
+inline constexpr size_t kEntryAadSize = 16 + 16;
+constexpr bool seals_entries(uint16_t flags) { return (flags & kFlagSealedEntries) != 0; }
+constexpr uint64_t first_marker_offset(uint16_t flags) {
+  return seals_entries(flags) ? kHeaderSize + kKeyBlockSize : kFirstMarkerOffset;
+}
+constexpr uint64_t first_entry_offset(uint16_t flags) { return first_marker_offset(flags) + kMarkerSize; }
+// The bytes an entry stores for a payload of `payload_size`.
+constexpr uint64_t stored_payload_size(uint64_t payload_size, uint16_t flags) {
+  return seals_entries(flags) ? payload_size + kSectionTagSize : payload_size;
 }
 
 // Segment files are named CommitLog-<version>-<id>.log.

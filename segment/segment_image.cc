@@ -11,6 +11,7 @@
 #include "segment/checksum.h"
 #include "segment/compression.h"
 #include "segment/crypto/cipher.h"
+#include "segment/segment_key.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -18,6 +19,22 @@ namespace {
 
 bool zero(std::span<const std::byte> bytes) {
   return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; });
+}
+
+// The key block of an encrypted segment: its key id and status go to
+// `image`, and damage to it too.
+crypto::OpenedSegmentKey open_key(std::span<const std::byte> file, const SegmentHeader& header,
+                                  const KeyProvider* keys, SegmentImage& image) {
+  crypto::OpenedSegmentKey opened = crypto::open_segment_key(file, header.id, keys);
+  image.key_id = opened.key_id;
+  if (!opened.block_intact) {
+    const uint64_t at = format::kKeyBlockOffset;
+    const uint64_t end = std::max(nonzero_end(file, at), std::min<uint64_t>(file.size(), at + format::kKeyBlockSize));
+    image.damage.push_back({at, end > at ? end - at : 0, DamageKind::kBadKeyBlock, true, at});
+  } else {
+    image.key_status = opened.status;
+  }
+  return opened;
 }
 
 bool starts_flush(const SectionHeader& s) { return (s.flags & format::kSectionJoined) == 0; }
@@ -78,35 +95,9 @@ class ImageBuilder {
   // The data key from the key block, or why there is none: damage to the
   // block ends the walk; a key problem leaves the framing to check.
   bool open_key_block(const KeyProvider* keys) {
-    const uint64_t at = format::kKeyBlockOffset;
-    const std::optional<KeyBlock> block =
-        file_.size() >= at + format::kKeyBlockSize ? decode_key_block(file_.data() + at, header_.id) : std::nullopt;
-    if (!block) {
-      const uint64_t end = std::max(nonzero_end(file_, at), std::min<uint64_t>(file_.size(), at + format::kKeyBlockSize));
-      image_.damage.push_back({at, end > at ? end - at : 0, DamageKind::kBadKeyBlock, true, chain_});
-      return false;
-    }
-    const uint32_t id = block->master_key_id;
-    image_.key_id = id;
-    const std::string segment = "segment " + std::to_string(header_.id);
-    if (keys == nullptr) {
-      image_.key_status = Status::invalid_argument(segment + " is encrypted with master key " + std::to_string(id) +
-                                                   " and no key was given");
-      return true;
-    }
-    auto master = keys->key(id);
-    if (!master.ok()) {
-      image_.key_status = Status::not_found(segment + " needs master key " + std::to_string(id) + ", which " +
-                                            keys->source() + " does not hold");
-      return true;
-    }
-    const std::optional<crypto::Key> data_key = crypto::unwrap_key(*master, block->wrapped);
-    if (!data_key) {
-      image_.key_status = Status::invalid_argument(segment + ": master key " + std::to_string(id) + " from " +
-                                                   keys->source() + " does not unwrap its data key (a wrong key)");
-      return true;
-    }
-    gcm_ = std::make_unique<crypto::Gcm>(*data_key);
+    crypto::OpenedSegmentKey opened = open_key(file_, header_, keys, image_);
+    if (!opened.block_intact) return false;
+    if (opened.data_key) gcm_ = std::make_unique<crypto::Gcm>(*opened.data_key);
     return true;
   }
 
@@ -300,6 +291,7 @@ const char* damage_kind_name(DamageKind kind) {
     case DamageKind::kBadSeal: return "damaged seal (where the segment's data ends)";
     case DamageKind::kBadKeyBlock: return "bad key block (the wrapped data key)";
     case DamageKind::kBadSectionTag: return "encrypted section fails authentication";
+    case DamageKind::kBadEntryTag: return "encrypted entry fails authentication";
     case DamageKind::kEndsBeforeSeal: return "data ends before the end its seal records";
   }
   return "unknown";
@@ -312,6 +304,12 @@ SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHe
   if ((header.flags & format::kFlagLz4Sections) == 0) {
     image.bytes = file.first(std::min<uint64_t>(file.size(), header.capacity));
     image.truncated = file.size() < header.capacity;
+    if (format::seals_entries(header.flags)) {
+      const crypto::OpenedSegmentKey opened = open_key(file, header, keys, image);
+      // Without its key block nothing in the segment can be told apart.
+      if (!opened.block_intact) image.bytes = file.first(std::min<uint64_t>(file.size(), format::kKeyBlockOffset));
+      if (opened.data_key) image.entry_key = std::make_shared<crypto::Gcm>(*opened.data_key);
+    }
     return image;
   }
   ImageBuilder(file, header, image).run(keys);

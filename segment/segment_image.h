@@ -43,6 +43,9 @@
 #include "segment/codec.h"
 
 namespace commitlog {
+namespace crypto {
+class Gcm;
+}  // namespace crypto
 
 enum class DamageKind {
   kBadMarker,
@@ -61,6 +64,7 @@ enum class DamageKind {
   kEndsBeforeSeal,         // the data ends before where the segment's seal says its bytes are final
   kBadKeyBlock,            // encrypted: the key block does not check out or is cut
   kBadSectionTag,          // encrypted: the stored bytes check out but do not decrypt under their key
+  kBadEntryTag,            // sealed entries: the same for an entry's stored payload
 };
 const char* damage_kind_name(DamageKind kind);
 
@@ -95,6 +99,9 @@ struct SegmentImage {
   // the image holds the header alone.
   std::optional<uint32_t> key_id;
   Status key_status;
+  // Sealed entries (format::kFlagSealedEntries): the segment's data key,
+  // when opened, for the segment reader to open each entry with.
+  std::shared_ptr<crypto::Gcm> entry_key;
 };
 
 // `file` must outlive the result when the segment is not compressed.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "segment/checksum.h"
+#include "segment/crypto/cipher.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -26,7 +27,7 @@ const char* end_kind_name(EndKind kind) {
 }
 
 SegmentReader::SegmentReader(const SegmentImage& image, const SegmentHeader& header)
-    : image_(image), header_(header), classifier_(image, header) {}
+    : image_(image), header_(header), classifier_(image, header), marker_(format::first_marker_offset(header.flags)) {}
 
 SegmentReader::Section SegmentReader::section() const {
   Section s{marker_, section_end_, std::nullopt};
@@ -116,11 +117,25 @@ SegmentItem SegmentReader::read_entry() {
     return image_.truncated ? truncated_at(at) : rest_of_section(DamageKind::kEntryOverrunsSection);
   }
   cursor_ = at + footprint;
-  const std::span<const std::byte> payload{e + format::kEntryHeaderSize, header->payload_size()};
+  std::span<const std::byte> payload{e + format::kEntryHeaderSize, header->payload_size()};
   if (header->payload_checksum != checksum(payload)) {
     return damage(at, footprint, DamageKind::kBadPayloadChecksum);
   }
-  return SegmentEntry{at, header->table, header->time_us, payload};
+  if (format::seals_entries(header_.flags)) {
+    if (payload.size() < format::kSectionTagSize) return damage(at, footprint, DamageKind::kBadEntryTag);
+    const auto cipher = payload.first(payload.size() - format::kSectionTagSize);
+    payload = {};
+    if (image_.entry_key) {
+      opened_.resize(cipher.size());
+      if (!image_.entry_key->open(entry_nonce(header_.id, at),
+                                  entry_aad(header->length, header->table, header->time_us, header_.id, at), cipher,
+                                  opened_.data(), cipher.data() + cipher.size())) {
+        return damage(at, footprint, DamageKind::kBadEntryTag);
+      }
+      payload = opened_;
+    }
+  }
+  return SegmentEntry{at, cursor_, header->table, header->time_us, payload};
 }
 
 SegmentItem SegmentReader::next() {

@@ -29,6 +29,7 @@
 #include <optional>
 #include <span>
 #include <variant>
+#include <vector>
 
 #include "segment/codec.h"
 #include "segment/damage_classifier.h"
@@ -38,8 +39,13 @@ namespace commitlog {
 
 struct SegmentEntry {
   uint64_t offset = 0;  // where the entry starts in the segment: its position
+  uint64_t next = 0;    // where the entry after it may start
   uint32_t table = 0;
   uint64_t time_us = 0;
+  // Valid until the next call to next(). Sealed entries
+  // (format::kFlagSealedEntries) read without their key (no
+  // SegmentImage::entry_key): empty, only their framing and checksums were
+  // checked; callers that hand payloads out check SegmentImage::key_status.
   std::span<const std::byte> payload;
 };
 
@@ -103,7 +109,7 @@ class SegmentReader {
   const SegmentHeader header_;
   DamageClassifier classifier_;
   uint64_t skip_before_ = 0;
-  uint64_t marker_ = format::kFirstMarkerOffset;  // the current section's marker slot
+  uint64_t marker_;             // the current section's marker slot
   uint64_t section_end_ = 0;                      // the next marker's offset
   uint64_t section_synced_ = 0;                   // the current section's marker's synced
   uint64_t cursor_ = 0;                           // next entry inside the section
@@ -111,6 +117,7 @@ class SegmentReader {
   uint64_t sections_ = 0;
   std::optional<SegmentEnd> end_;  // once known; returned after any damage before it
   bool seal_reported_ = false;
+  std::vector<std::byte> opened_;  // sealed entries: the last payload, decrypted
 };
 
 }  // namespace commitlog

@@ -64,10 +64,6 @@ std::string access_mode_rule(const Options& o) {
   if (o.disk_access_mode == DiskAccessMode::kMmap && o.compression != Compression::kNone) {
     return "cannot write compressed segments (commitlog_compression is set): use standard, direct, legacy or auto";
   }
-  if (o.disk_access_mode == DiskAccessMode::kMmap && o.encryption != nullptr) {
-    return "cannot write encrypted segments (transparent_data_encryption_options is enabled): use standard, direct, "
-           "legacy or auto";
-  }
   return "";
 }
 

@@ -19,9 +19,10 @@ const char* access_mode_name(DiskAccessMode mode) {
 }
 
 Result<AccessModeChoice> choose_access_mode(const Options& o, const std::string& probe_dir) {
+  // Cassandra's legacy: standard for compressed or encrypted segments.
   const bool compressed = writes_sections(o);
   AccessModeChoice legacy;
-  legacy.mode = compressed ? DiskAccessMode::kStandard : DiskAccessMode::kMmap;
+  legacy.mode = compressed || o.encryption != nullptr ? DiskAccessMode::kStandard : DiskAccessMode::kMmap;
   legacy.reason = o.encryption != nullptr ? "as segments are encrypted"
                   : compressed            ? "as commitlog_compression is set"
                                           : "as commitlog_compression is not set";

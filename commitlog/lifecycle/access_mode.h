@@ -27,9 +27,8 @@ struct AccessModeChoice {
 const char* access_mode_name(DiskAccessMode mode);
 
 // Whether the log's segments are written in sections, through a pooled image
-// (compressed or encrypted), rather than as the plain file format.
-inline bool writes_sections(const Options& o) {
-  return o.compression != Compression::kNone || o.encryption != nullptr;
-}
+// (compressed, then encrypted if asked), rather than in the plain layout
+// (whose entries are sealed one by one when encrypted).
+inline bool writes_sections(const Options& o) { return o.compression != Compression::kNone; }
 
 }  // namespace commitlog

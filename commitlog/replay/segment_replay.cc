@@ -25,16 +25,18 @@ Result<SegmentPrologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   const bool readable = p.problem == HeaderProblem::kNone;
   const uint16_t flags = readable ? p.header.flags : format::kKnownFlags;
   const uint64_t capacity = readable ? p.header.capacity : UINT64_MAX;
-  const std::byte* first = bytes + format::kFirstMarkerOffset;
+  auto marker_at = [&](uint64_t offset) {
+    return *got >= offset + format::kMarkerSize && decode_marker(bytes + offset, file.id, offset, flags);
+  };
   auto section_at = [&](uint64_t offset) {
     return *got >= offset + format::kSectionHeaderSize &&
            decode_section_header(bytes + offset, file.id, offset, flags, capacity);
   };
-  // An encrypted segment's sections start after its key block.
-  p.has_data = (*got >= format::kFirstEntryOffset &&
-                decode_marker(first, file.id, format::kFirstMarkerOffset, flags)) ||
-               (readable ? section_at(format::first_section_offset(flags))
-                         : section_at(format::kHeaderSize) || section_at(format::kHeaderSize + format::kKeyBlockSize));
+  // An encrypted segment's first marker or section starts after its key block.
+  const uint64_t keyed = format::kHeaderSize + format::kKeyBlockSize;
+  p.has_data = readable ? marker_at(format::first_marker_offset(flags)) || section_at(format::first_section_offset(flags))
+                        : marker_at(format::kHeaderSize) || marker_at(keyed) || section_at(format::kHeaderSize) ||
+                              section_at(keyed);
   return p;
 }
 
@@ -75,7 +77,13 @@ bool SegmentReplay::replay(const SegmentPrologue& p) {
   if (p.may_be_torn && p.has_data && p.header.sealed_end == 0) report_.unproved_tails.push_back(p.file.path);
   const SegmentImage image = load_segment_image(file, p.header, options_.keys.get());
   image_ = &image;
-  if (!image.key_status.ok()) return unopened(p, image);
+  // Sealed entries without their key: the walk below checks their framing
+  // and delivers nothing.
+  const bool sealed_unopened = !image.key_status.ok() && format::seals_entries(p.header.flags);
+  if (!image.key_status.ok()) {
+    const bool go_on = unopened(p, image);
+    if (!go_on || !sealed_unopened) return go_on;
+  }
   data_ = image.bytes;
   next_section_damage_ = 0;
   SegmentReader reader(image, p.header);
@@ -83,7 +91,7 @@ bool SegmentReplay::replay(const SegmentPrologue& p) {
   while (true) {
     const SegmentItem item = reader.next();
     if (const auto* e = std::get_if<SegmentEntry>(&item)) {
-      if (!deliver(p, *e)) return false;
+      if (!sealed_unopened && !deliver(p, *e)) return false;
       continue;
     }
     Finding f;
@@ -176,6 +184,7 @@ bool SegmentReplay::unopened(const SegmentPrologue& p, const SegmentImage& image
   if (!options_.framing_only || options_.keys != nullptr) return stop(Status(why.code(), p.file.path + ": " + why.message()));
   // Without keys only the framing is checked; its damage is judged as ever.
   report_.unopened.push_back(p.file.path);
+  if (format::seals_entries(p.header.flags)) return true;
   for (const SectionDamage& s : image.damage) {
     Finding f{s.image_at, s.image_bytes, damage_kind_name(s.kind), s.durable, s.file_offset, s.file_offset + s.file_bytes};
     const Next next = judge(p, f);

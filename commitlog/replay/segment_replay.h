@@ -59,8 +59,9 @@ class SegmentReplay {
   void attach_sections(Finding& f, uint64_t upto);
   bool deliver(const SegmentPrologue& p, const SegmentEntry& entry);
   bool stop(const Status& status);
-  // An encrypted segment whose sections could not be opened: an error, or
-  // with ReplayOptions::framing_only its framing judged.
+  // An encrypted segment that could not be opened: an error, or with
+  // ReplayOptions::framing_only its sections' framing judged (sealed
+  // entries' framing is judged by the walk, which then delivers nothing).
   bool unopened(const SegmentPrologue& p, const SegmentImage& image);
 
   const ReplayOptions& options_;

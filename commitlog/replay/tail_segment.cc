@@ -6,6 +6,7 @@
 #include <cstring>
 #include <variant>
 
+#include "segment/segment_key.h"
 #include "segment/segment_reader.h"
 
 namespace commitlog {
@@ -27,12 +28,12 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
                                                      const KeyProvider* keys) {
   auto handle = fs.open(file.path, OpenMode::kRead);
   if (!handle.ok()) return handle.status();
-  std::array<std::byte, format::kHeaderSize> bytes{};
+  std::array<std::byte, format::kHeaderSize + format::kKeyBlockSize> bytes{};
   auto got = (*handle)->read_at(0, bytes);
   if (!got.ok()) return got.status();
   SegmentHeader header;
   const HeaderProblem problem = decode_segment_header({bytes.data(), *got}, &header);
-  if (problem == HeaderProblem::kAllZero || (problem == HeaderProblem::kTooShort && *got < bytes.size())) {
+  if (problem == HeaderProblem::kAllZero || (problem == HeaderProblem::kTooShort && *got < format::kHeaderSize)) {
     return std::optional<TailSegment>();  // being created
   }
   if (problem != HeaderProblem::kNone) {
@@ -41,18 +42,31 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
   if (header.id != file.id) {
     return Status::corruption(file.path + ": header says segment " + std::to_string(header.id));
   }
+  const uint64_t first_marker = format::first_marker_offset(header.flags);
+  if (*got < first_marker) return std::optional<TailSegment>();  // its key block is being written
   TailSegment segment(std::move(handle).value(), file, header, keys);
+  if (format::seals_entries(header.flags)) {
+    // The header and key block are written together, before any entry.
+    const crypto::OpenedSegmentKey opened = crypto::open_segment_key(bytes, header.id, keys);
+    if (!opened.data_key) return Status(opened.status.code(), file.path + ": " + opened.status.message());
+    segment.image_.entry_key = std::make_shared<crypto::Gcm>(*opened.data_key);
+  }
   if (!segment.compressed()) {
-    std::copy(bytes.begin(), bytes.end(), segment.bytes_.begin());
-    segment.loaded_ = format::kHeaderSize;
-    segment.final_ = format::kHeaderSize;  // written and synced before any entry
+    std::copy(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(first_marker), segment.bytes_.begin());
+    segment.loaded_ = first_marker;
+    segment.final_ = first_marker;  // written and synced before any entry
   }
   return std::optional<TailSegment>(std::move(segment));
 }
 
 TailSegment::TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHeader header,
                          const KeyProvider* keys)
-    : handle_(std::move(file)), file_(std::move(name)), keys_(keys), header_(header) {
+    : handle_(std::move(file)),
+      file_(std::move(name)),
+      keys_(keys),
+      header_(header),
+      walk_at_(format::first_marker_offset(header.flags)),
+      bound_(walk_at_) {
   if (!compressed()) bytes_.resize(header_.capacity);
 }
 
@@ -168,7 +182,8 @@ TailSegment::Delivery TailSegment::deliver(uint64_t from, Bound bound, uint64_t 
     view.bytes = image.first(cut + format::kMarkerSize);
     view.capacity = header_.capacity;
   }
-  if (bound != Bound::kDurable && !compressed()) view = load_segment_image(bytes_, header_);
+  if (bound != Bound::kDurable && !compressed()) view = load_segment_image(bytes_, header_, keys_);
+  if (!compressed()) view.entry_key = image_.entry_key;
   // The view's made end is no end of the data: a seal read with the header
   // (a finished segment) is for the whole file only.
   SegmentHeader header = header_;
@@ -185,7 +200,7 @@ TailSegment::Delivery TailSegment::deliver(uint64_t from, Bound bound, uint64_t 
           break;
         }
       }
-      out.next = e->offset + format::entry_footprint(e->payload.size());
+      out.next = e->next;
       continue;
     }
     if (const auto* d = std::get_if<SegmentDamage>(&item)) {

@@ -85,9 +85,10 @@ class TailSegment {
   std::vector<std::byte> bytes_;  // plain: the file, valid below loaded_; compressed: the file
   uint64_t loaded_ = 0;
   uint64_t final_ = 0;            // plain: bytes_ below it were read after they were proven whole
-  SegmentImage image_;            // compressed: rebuilt by each refresh()
-  uint64_t walk_at_ = format::kFirstMarkerOffset;  // the first marker slot not yet walked
-  uint64_t bound_ = format::kFirstMarkerOffset;
+  // Compressed: rebuilt by each refresh(). Sealed entries: holds the data key.
+  SegmentImage image_;
+  uint64_t walk_at_;  // the first marker slot not yet walked
+  uint64_t bound_;
   bool whole_ = false;  // plain: loaded to the end of the file
 };
 

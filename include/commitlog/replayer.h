@@ -84,7 +84,7 @@ struct COMMITLOG_EXPORT ReplayOptions {
   // replay with an error naming the segment and the key id.
   std::shared_ptr<const KeyProvider> keys;
   // Without keys, check only the framing of encrypted segments (key block,
-  // section headers, stored checksums), list them in ReplayReport::unopened
+  // section or entry headers, stored checksums), list them in ReplayReport::unopened
   // and go on: what `commitlog verify` does without --key-file.
   bool framing_only = false;
 };

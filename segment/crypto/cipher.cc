@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 
 namespace commitlog::crypto {
@@ -28,6 +29,28 @@ bool key_wrap(bool wrap, const Key& kek, std::span<const std::byte> in, std::spa
   EVP_CIPHER_CTX_free(c);
   return ok;
 }
+
+// GCM encryption with the key schedule `c` holds.
+bool seal_with(EVP_CIPHER_CTX* c, std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
+               std::span<const std::byte> in, std::byte* out, std::byte* tag) {
+  if (c == nullptr || in.size() > INT_MAX) return false;
+  int n = 0;
+  return EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, u(nonce.data())) == 1 &&
+         EVP_EncryptUpdate(c, nullptr, &n, u(aad.data()), static_cast<int>(aad.size())) == 1 &&
+         EVP_EncryptUpdate(c, u(out), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
+         EVP_EncryptFinal_ex(c, u(out) + n, &n) == 1 &&
+         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), u(tag)) == 1;
+}
+
+// One thread's encryption context for SharedSealer, and the sealer whose
+// key it holds.
+struct ThreadContext {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  uint64_t serial = 0;
+  ~ThreadContext() { EVP_CIPHER_CTX_free(ctx); }  // cleanses the key schedule
+};
+
+std::atomic<uint64_t> next_sealer_serial{1};
 
 }  // namespace
 
@@ -70,14 +93,25 @@ Gcm::~Gcm() {
 
 bool Gcm::seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
                std::span<std::byte> data, std::byte* tag) {
-  EVP_CIPHER_CTX* c = ctx(enc_);
-  if (c == nullptr || data.size() > INT_MAX) return false;
-  int n = 0;
-  return EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, u(nonce.data())) == 1 &&
-         EVP_EncryptUpdate(c, nullptr, &n, u(aad.data()), static_cast<int>(aad.size())) == 1 &&
-         EVP_EncryptUpdate(c, u(data.data()), &n, u(data.data()), static_cast<int>(data.size())) == 1 &&
-         EVP_EncryptFinal_ex(c, u(data.data()) + n, &n) == 1 &&
-         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), u(tag)) == 1;
+  return seal_with(ctx(enc_), nonce, aad, data, data.data(), tag);
+}
+
+SharedSealer::SharedSealer(const Key& key)
+    : key_(key), serial_(next_sealer_serial.fetch_add(1, std::memory_order_relaxed)) {}
+
+SharedSealer::~SharedSealer() { OPENSSL_cleanse(key_.data(), key_.size()); }
+
+bool SharedSealer::seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
+                        std::span<const std::byte> in, std::byte* out, std::byte* tag) const {
+  thread_local ThreadContext mine;
+  EVP_CIPHER_CTX* c = mine.ctx;
+  if (c == nullptr) return false;
+  if (mine.serial != serial_) {
+    mine.serial = 0;
+    if (EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), nullptr, u(key_.data()), nullptr) != 1) return false;
+    mine.serial = serial_;
+  }
+  return seal_with(c, nonce, aad, in, out, tag);
 }
 
 bool Gcm::open(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,

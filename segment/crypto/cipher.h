@@ -29,6 +29,28 @@ std::optional<Wrapped> wrap_key(const Key& kek, const Key& key);
 // integrity check holds); nullopt for any other kek or damaged bytes.
 std::optional<Key> unwrap_key(const Key& kek, const Wrapped& wrapped);
 
+// AES-256-GCM encryption under one key by any number of threads at once:
+// the producers of a segment with sealed entries, each sealing its own.
+// Each thread seals with a libcrypto context of its own, keyed again when
+// it last sealed under another sealer's key; it holds that key schedule
+// until then, or until the thread ends (keys in memory are outside the
+// threat model, docs/encryption.md).
+class SharedSealer {
+ public:
+  explicit SharedSealer(const Key& key);
+  ~SharedSealer();
+  SharedSealer(const SharedSealer&) = delete;
+  SharedSealer& operator=(const SharedSealer&) = delete;
+  // Encrypts `in` to `out` (the same size) and writes the kTagSize-byte tag
+  // to `tag`. False only when libcrypto fails.
+  [[nodiscard]] bool seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
+                          std::span<const std::byte> in, std::byte* out, std::byte* tag) const;
+
+ private:
+  Key key_;
+  const uint64_t serial_;  // unique among sealers: which key a thread's context holds
+};
+
 // AES-256-GCM under one key, for one thread at a time. The key schedule is
 // made once; each call takes its own nonce, which must never repeat under
 // the key (the caller's job: segment/codec.h builds them).

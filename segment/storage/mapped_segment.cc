@@ -10,6 +10,7 @@
 #include "segment/storage/block_file.h"
 #include "segment/checksum.h"
 #include "segment/codec.h"
+#include "segment/segment_key.h"
 #include "segment/file_name.h"
 #include "segment/format.h"
 #include "segment/platform/cpu_pause.h"
@@ -68,7 +69,7 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
                                                              SegmentFileInfo info,
                                                              BufferPool* pool, StorageMode mode,
                                                              const std::optional<std::string>& spare) {
-  if (info.capacity < format::kFirstEntryOffset + format::kMarkerSize + format::kEntryHeaderSize ||
+  if (info.capacity < format::first_entry_offset(info.flags) + format::kMarkerSize + format::kEntryHeaderSize ||
       info.capacity % format::kAlignment != 0) {
     return Status::invalid_argument("segment size " + std::to_string(info.capacity) +
                                     " is too small or not a multiple of 8");
@@ -86,12 +87,22 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
   if (compressed && (mode.io == SegmentIo::kDirect) != ((info.flags & format::kFlagWholeBlocks) != 0)) {
     return Status::invalid_argument("a compressed segment has kFlagWholeBlocks exactly when written with direct I/O");
   }
-  if ((info.flags & format::kFlagEncrypted) != 0 && (!compressed || info.keys == nullptr)) {
-    return Status::invalid_argument("an encrypted segment is written in sections and needs master keys");
+  const bool sealed = format::seals_entries(info.flags);
+  if ((info.flags & format::kFlagEncrypted) != 0 && (compressed == sealed || info.keys == nullptr)) {
+    return Status::invalid_argument("an encrypted segment is written in sections or sealed entries, with master keys");
   }
-  std::byte header[format::kHeaderSize];
+  // The header, and with sealed entries the key block after it.
+  std::byte start[format::kHeaderSize + format::kKeyBlockSize];
   encode_segment_header({format::kFormatVersion, info.flags, info.id, clock.wall_micros(), info.capacity, info.previous_id},
-                        header);
+                        std::span<std::byte, format::kHeaderSize>(start, format::kHeaderSize));
+  std::unique_ptr<crypto::SharedSealer> sealer;
+  if (sealed) {
+    auto key = crypto::new_segment_key(*info.keys, info.id);
+    if (!key.ok()) return key.status();
+    std::memcpy(start + format::kKeyBlockOffset, key->block.data(), key->block.size());
+    sealer = std::make_unique<crypto::SharedSealer>(key->data_key);
+  }
+  const std::span<const std::byte> header{start, format::first_marker_offset(info.flags)};
 
   // Taken before the file is created: waiting for a buffer is the pool's back-pressure.
   std::optional<PooledBuffer> buffer = pooled ? pool->acquire() : std::nullopt;
@@ -114,7 +125,8 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
       fs.remove(path).ignore();
       return synced;
     }
-    return std::unique_ptr<MappedSegment>(new MappedSegment(std::move(storage).value(), clock, std::move(path), info));
+    return std::unique_ptr<MappedSegment>(
+        new MappedSegment(std::move(storage).value(), clock, std::move(path), info, std::move(sealer)));
   }
   auto file = fs.open(path, OpenMode::kCreateNew, info.permissions);
   if (!file.ok()) return file.status();
@@ -129,23 +141,28 @@ Result<std::unique_ptr<MappedSegment>> MappedSegment::create(FileSystem& fs, con
     return made;
   }
   return std::unique_ptr<MappedSegment>(
-      new MappedSegment(std::move(storage).value(), clock, std::move(path), info));
+      new MappedSegment(std::move(storage).value(), clock, std::move(path), info, std::move(sealer)));
 }
 
 MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock,
-                             std::string path, SegmentFileInfo info)
+                             std::string path, SegmentFileInfo info,
+                             std::unique_ptr<crypto::SharedSealer> sealer)
     : storage_(std::move(storage)),
+      sealer_(std::move(sealer)),
       clock_(clock),
       path_(std::move(path)),
       info_(info),
       base_(storage_->image()),
-      alloc_(format::kFirstEntryOffset),
-      open_marker_(format::kFirstMarkerOffset),
-      published_(format::kFirstEntryOffset),
-      flush_from_(format::kFirstMarkerOffset),
+      alloc_(format::first_entry_offset(info.flags)),
+      open_marker_(format::first_marker_offset(info.flags)),
+      published_(format::first_entry_offset(info.flags)),
+      flush_from_(format::first_marker_offset(info.flags)),
+      synced_(format::first_marker_offset(info.flags)),
       prepared_to_(std::min(kFirstPrepared, info.capacity) / kMinPrepared * kMinPrepared) {
   storage_->prepare(0, prepared_to_);  // on the allocator thread (create())
 }
+
+MappedSegment::~MappedSegment() = default;
 
 std::optional<uint64_t> MappedSegment::reserve(uint64_t bytes) {
   const uint64_t limit = info_.capacity - format::kMarkerSize;  // room for the end marker
@@ -158,7 +175,7 @@ std::optional<uint64_t> MappedSegment::reserve(uint64_t bytes) {
 }
 
 uint64_t MappedSegment::max_reservation() const {
-  return info_.capacity - format::kMarkerSize - format::kFirstEntryOffset;
+  return info_.capacity - format::kMarkerSize - format::first_entry_offset(info_.flags);
 }
 
 bool MappedSegment::has_unsealed() const {
@@ -201,21 +218,36 @@ void MappedSegment::prepare_ahead() {
 
 uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }
 
-bool MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
-                                std::span<const std::byte> payload, bool direct, bool caller_blocks_thread) {
+Result<bool> MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+                                        std::span<const std::byte> payload, bool direct, bool caller_blocks_thread) {
   std::byte* entry = base_ + offset;
-  std::byte header[format::kEntryHeaderSize];
-  const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + payload.size());
-  encode_entry_header(header, {length, table, time_us, checksum(payload)}, info_.id, offset);
-  const bool went_direct = direct && !payload.empty() &&
-                           storage_->write_direct(offset + format::kEntryHeaderSize, payload, caller_blocks_thread);
-  if (!went_direct && !payload.empty()) {
-    std::memcpy(entry + format::kEntryHeaderSize, payload.data(), payload.size());
+  std::byte* stored = entry + format::kEntryHeaderSize;
+  const uint64_t stored_size = format::stored_payload_size(payload.size(), info_.flags);
+  const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + stored_size);
+  // A sealed payload is encrypted straight into the image, which then holds
+  // what a direct write takes.
+  // If libcrypto fails, the entry is still published, as zeros that never
+  // open (no plaintext reaches the file), and the caller fails the log.
+  std::span<const std::byte> bytes = payload;
+  Status sealed;
+  if (sealer_) {
+    if (!sealer_->seal(entry_nonce(info_.id, offset), entry_aad(length, table, time_us, info_.id, offset), payload,
+                       stored, stored + payload.size())) {
+      std::memset(stored, 0, stored_size);
+      sealed = Status::io_error("AES-256-GCM failed in libcrypto for an entry of segment " + std::to_string(info_.id));
+    }
+    bytes = {stored, stored_size};
   }
+  std::byte header[format::kEntryHeaderSize];
+  encode_entry_header(header, {length, table, time_us, checksum(bytes)}, info_.id, offset);
+  const bool went_direct = direct && !bytes.empty() &&
+                           storage_->write_direct(offset + format::kEntryHeaderSize, bytes, caller_blocks_thread);
+  if (!went_direct && !sealer_ && !payload.empty()) std::memcpy(stored, payload.data(), payload.size());
   std::memcpy(entry + 4, header + 4, format::kEntryHeaderSize - 4);
   // The length goes last: the sync thread reads a non-zero length as "this
   // entry is complete" (see wait_for_published).
   length_field(entry).store(length, std::memory_order_release);
+  if (!sealed.ok()) return sealed;
   return went_direct;
 }
 

@@ -39,6 +39,9 @@
 #include "commitlog/status.h"
 
 namespace commitlog {
+namespace crypto {
+class SharedSealer;
+}  // namespace crypto
 
 struct SegmentFileInfo {
   uint64_t id = 0;
@@ -46,7 +49,8 @@ struct SegmentFileInfo {
   uint16_t flags = 0;
   uint64_t previous_id = 0;  // see format::kHeaderPreviousIdOffset
   uint32_t permissions = kDefaultFilePermissions;  // the file's (FileSystem::open)
-  // format::kFlagEncrypted: the master keys (SectionOptions::keys); and
+  // format::kFlagEncrypted: the master keys (SectionOptions::keys, and the
+  // data key of each segment with format::kFlagSealedEntries); and
   // whether its sections are compressed, which without encryption they are.
   const KeyProvider* keys = nullptr;
   bool lz4 = true;
@@ -76,6 +80,7 @@ class MappedSegment {
                                                        SegmentFileInfo info,
                                                        BufferPool* pool = nullptr, StorageMode mode = {},
                                                        const std::optional<std::string>& spare = std::nullopt);
+  ~MappedSegment();
 
   uint64_t id() const { return info_.id; }
   uint64_t capacity() const { return info_.capacity; }
@@ -87,13 +92,20 @@ class MappedSegment {
   std::optional<uint64_t> reserve(uint64_t bytes);
   // Largest footprint reserve() can ever grant in a fresh segment.
   uint64_t max_reservation() const;
+  // The footprint of an entry with `payload_size` bytes of payload (sealed
+  // entries store a tag after it).
+  uint64_t footprint(uint64_t payload_size) const {
+    return format::entry_footprint(format::stored_payload_size(payload_size, info_.flags));
+  }
 
   // Writes one entry at `offset` (inside a reservation). Thread-safe for
   // disjoint reservations. Publishes the entry with a release store of its
-  // length, after everything else. With `direct`, the payload bypasses the
-  // image (SegmentStorage::write_direct, told `caller_blocks_thread`);
-  // returns whether it did.
-  bool write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
+  // length, after everything else. With format::kFlagSealedEntries its
+  // payload is sealed on the calling thread. With `direct`, the payload
+  // bypasses the image (SegmentStorage::write_direct, told
+  // `caller_blocks_thread`); returns whether it did. An error (libcrypto
+  // failed to seal) comes after the entry is published, unreadable.
+  [[nodiscard]] Result<bool> write_entry(uint64_t offset, uint32_t table, uint64_t time_us,
                    std::span<const std::byte> payload, bool direct = false, bool caller_blocks_thread = true);
 
   // The round only. -------------------------------------------------------
@@ -164,12 +176,13 @@ class MappedSegment {
 
  private:
   MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock, std::string path,
-                SegmentFileInfo info);
+                SegmentFileInfo info, std::unique_ptr<crypto::SharedSealer> sealer);
   void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
   void note_table(uint32_t table, uint64_t offset);
 
   std::unique_ptr<SegmentStorage> storage_;
+  const std::unique_ptr<crypto::SharedSealer> sealer_;  // sealed entries: the data key
   const Clock& clock_;
   const std::string path_;
   const SegmentFileInfo info_;
@@ -181,7 +194,7 @@ class MappedSegment {
   uint64_t flush_from_ = 0;            // the next flush starts here
   // Below this offset the image is durable and final: what markers record
   // as `synced` (format::kFlagSyncedMarks).
-  uint64_t synced_ = format::kFirstMarkerOffset;
+  uint64_t synced_;
   uint64_t prepared_at_used_ = 0;      // used() at the last prepare_ahead()
   uint64_t prepared_to_ = 0;           // the image is prepared up to here
   bool dirty_ = false;                 // sealed bytes not flushed yet

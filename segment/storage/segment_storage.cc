@@ -11,6 +11,7 @@
 #include "segment/codec.h"
 #include "segment/compression.h"
 #include "segment/crypto/cipher.h"
+#include "segment/segment_key.h"
 #include "segment/format.h"
 
 namespace commitlog {
@@ -36,6 +37,7 @@ class MappedStorage final : public SegmentStorage {
   // caller then copies through the mapping, and msync reports what the disk
   // does with either.
   bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool) override {
+    if (payload.data() == image_ + offset) return false;  // sealed in place: already in the mapping
     return file_->write_at(offset, payload).ok();
   }
 
@@ -279,7 +281,7 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
   auto base = file->map(capacity);
   if (!base.ok()) return base.status();
   std::memcpy(*base, header.data(), header.size());
-  CL_RETURN_IF_ERROR(file->sync_mapped(0, format::kFirstEntryOffset));
+  CL_RETURN_IF_ERROR(file->sync_mapped(0, header.size() + format::kMarkerSize));
   return std::unique_ptr<SegmentStorage>(new MappedStorage(std::move(file), *base));
 }
 
@@ -289,15 +291,10 @@ Result<std::unique_ptr<SegmentStorage>> make_compressed_storage(
   std::vector<std::byte> start(header.begin(), header.end());
   std::optional<crypto::Key> data_key;
   if (options.keys != nullptr) {
-    // A fresh data key per segment, so nonces need only be unique within it.
-    const uint32_t id = options.keys->active_key_id();
-    auto master = options.keys->key(id);
-    if (!master.ok()) return master.status();
-    data_key = crypto::random_key();
-    const auto wrapped = data_key ? crypto::wrap_key(*master, *data_key) : std::nullopt;
-    if (!wrapped) return Status::io_error("libcrypto could not make a data key for segment " + std::to_string(segment_id));
-    start.resize(format::kHeaderSize + format::kKeyBlockSize);
-    encode_key_block(start.data() + format::kKeyBlockOffset, {id, *wrapped}, segment_id);
+    auto key = crypto::new_segment_key(*options.keys, segment_id);
+    if (!key.ok()) return key.status();
+    data_key = key->data_key;
+    start.insert(start.end(), key->block.begin(), key->block.end());
   }
   CL_RETURN_IF_ERROR(file->write_at(0, start));
   CL_RETURN_IF_ERROR(file->sync());

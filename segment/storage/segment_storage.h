@@ -94,6 +94,8 @@ class SegmentStorage {
   // blocks inside it) written to the file from there, which stage() then
   // leaves out; only when `caller_blocks_thread` for direct, whose write
   // waits for the device (a fiber must not block its scheduler thread).
+  // `payload` may be the image's own bytes at `offset` (an entry sealed in
+  // place): nothing is copied then, and mapped has nothing left to do.
   // REQUIRES: called before the entry is published (its length stored).
   virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool caller_blocks_thread) = 0;
   // A hint, from the sync or allocator thread: producers are about to write

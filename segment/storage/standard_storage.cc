@@ -47,9 +47,10 @@ Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<Fi
     CL_RETURN_IF_ERROR(file->sync());
   }
   // With the first marker slot: a spare's old bytes there must read as the
-  // zero marker of a segment with no data yet.
+  // zero marker of a segment with no data yet. `header` is all that comes
+  // before that slot (the key block of sealed entries too).
   std::memcpy(buffer.data(), header.data(), header.size());
-  CL_RETURN_IF_ERROR(file->write_at(0, {buffer.data(), format::kFirstEntryOffset}));
+  CL_RETURN_IF_ERROR(file->write_at(0, {buffer.data(), header.size() + format::kMarkerSize}));
   CL_RETURN_IF_ERROR(file->sync());
   return std::unique_ptr<SegmentStorage>(new StandardStorage(std::move(file), std::move(buffer)));
 }

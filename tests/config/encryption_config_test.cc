@@ -66,11 +66,15 @@ TEST_CASE("encryption config: disabled, cassandra.yaml's block asks for nothing"
   CHECK(off.warnings.empty());
 }
 
-TEST_CASE("encryption config: encrypted segments cannot be mapped") {
+TEST_CASE("encryption config: encrypted segments may be mapped, unless compressed too") {
   testing::TempDir dir;
   const std::string keys = testing::write_key_file(dir.path() + "/keys", {1});
-  const std::string mmap = load_error(encryption_yaml(keys) + "commitlog_disk_access_mode: mmap\n");
-  CHECK_MESSAGE(mmap.find("cannot write encrypted segments") != std::string::npos, mmap);
+  LoadedConfig mapped = testing::load_ok(encryption_yaml(keys) + "commitlog_disk_access_mode: mmap\n");
+  CHECK(mapped.options.disk_access_mode == DiskAccessMode::kMmap);
+  CHECK(mapped.options.encryption != nullptr);
+  const std::string compressed = load_error(encryption_yaml(keys) + "commitlog_disk_access_mode: mmap\n" +
+                                            "commitlog_compression:\n  class_name: LZ4Compressor\n");
+  CHECK_MESSAGE(compressed.find("cannot write compressed segments") != std::string::npos, compressed);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The corruption matrix: each kind of damage, to a plain, an LZ4 and an
-// encrypted log (sections sealed with AES-256-GCM, no LZ4) written by the
-// real writer and closed, in its newest and in a middle
+// The corruption matrix: each kind of damage, to a plain, an LZ4, an
+// encrypted LZ4 log (sections sealed with AES-256-GCM) and an encrypted plain
+// one (sealed entries) written by the real writer and closed, in its newest and in a middle
 // segment, replayed in each recovery mode. For each it asserts the verdict
 // and exit code of `commitlog verify --mode M` and the exact set of
 // mutations the library's replay delivers, against what the damage costs:
@@ -66,26 +66,30 @@ struct Segment {
 
 struct Log {
   TempDir dir;
-  bool compressed = false;  // written in sections: LZ4, or encrypted
-  bool encrypted = false;
+  bool compressed = false;  // written in LZ4 sections
+  bool encrypted = false;   // sealed sections when compressed, else sealed entries
   TempDir key_dir;
   std::shared_ptr<const KeyProvider> keys;
   std::vector<WrittenEntry> written;
   std::vector<Segment> segments;
 };
 
-// 60 batches of 4 (one sync section each under batch) in 16 KiB segments, closed.
+// Batches of 4 (one sync section each under batch) in 16 KiB segments,
+// closed once at least four segments hold data and the newest holds ten.
 void write_log(Log& log) {
   Options options;
   options.directory = log.dir.path();
   options.sync_policy = "batch";
   options.segment_size = 16 << 10;
-  options.compression = log.compressed && !log.encrypted ? Compression::kLz4 : Compression::kNone;
+  options.compression = log.compressed ? Compression::kLz4 : Compression::kNone;
   if (log.encrypted) log.keys = testing::test_keys(log.key_dir.file("keys"), {1});
   options.encryption = log.keys;
   auto cl = CommitLog::open(options);
   REQUIRE(cl.ok());
-  for (int b = 0; b < 60; ++b) {
+  std::set<uint64_t> segments;
+  int in_newest = 0;
+  for (int b = 0; segments.size() < 4 || in_newest < 10; ++b) {
+    REQUIRE(b < 400);
     std::vector<std::string> payloads;
     std::vector<Mutation> batch;
     for (int i = 0; i < 4; ++i) {
@@ -93,7 +97,9 @@ void write_log(Log& log) {
       payloads.push_back(fmt::format("mutation {} of batch {} ", n, b) + std::string(40 + n * 37 % 300, 'a' + n % 26));
     }
     for (const auto& p : payloads) batch.push_back({1, std::as_bytes(std::span(p))});
-    REQUIRE((*cl)->append_batch(batch).ok());
+    auto range = (*cl)->append_batch(batch);
+    REQUIRE(range.ok());
+    in_newest = segments.insert(range->last.segment).second ? 1 : in_newest + 1;
   }
   REQUIRE((*cl)->close().ok());
 }
@@ -176,8 +182,9 @@ Expect zeroed_plain(const Log& log, const Segment& s, uint64_t from, uint64_t to
     bool rest = false;
     for (size_t i : c.entries) {
       const uint64_t at = log.written[i].position.offset;
+      const uint64_t stored = log.written[i].payload.size() + (log.encrypted ? format::kSectionTagSize : 0);
       rest = rest || hit(at, at + format::kEntryHeaderSize);
-      if (rest || hit(at + format::kEntryHeaderSize, at + format::kEntryHeaderSize + log.written[i].payload.size())) {
+      if (rest || hit(at + format::kEntryHeaderSize, at + format::kEntryHeaderSize + stored)) {
         e.first.offset = std::min(e.first.offset, at);
         e.lost.insert(i);
       }
@@ -219,7 +226,8 @@ struct Case {
   const char* name;
   bool plain, compressed;
   Damage damage;
-  bool encrypted = compressed;  // encrypted logs are written in sections too
+  bool encrypted = compressed;  // encrypted LZ4 logs are written in sections too
+  bool sealed = plain;          // encrypted plain logs seal entries in the plain layout
 };
 
 std::vector<Case> cases() {
@@ -289,13 +297,22 @@ std::vector<Case> cases() {
          testing::flip_bit(seg(log, i).file.path, tag_end - 3, 5);
          return zeroed_compressed(seg(log, i), tag_end - 3, tag_end - 2);
        },
-       true},
+       true, false},
+      {"a bit of an entry's tag", false, false,
+       [&](Log& log, size_t i) {
+         const size_t victim = middle_section(seg(log, i)).entries[2];
+         const Position at = log.written[victim].position;
+         testing::flip_bit(seg(log, i).file.path,
+                           at.offset + format::kEntryHeaderSize + log.written[victim].payload.size() + 3, 1);
+         return Expect{Verdict::kCorrupt, at, {victim}};
+       },
+       false, true},
       {"a bit of the wrapped data key", false, false,
        [&](Log& log, size_t i) {
          testing::flip_bit(seg(log, i).file.path, format::kKeyBlockOffset + format::kKeyBlockWrappedOffset + 20, 2);
          return Expect{Verdict::kCorrupt, {seg(log, i).file.id, format::kFirstMarkerOffset}, all_of(seg(log, i))};
        },
-       true},
+       true, true},
       {"a zeroed section header", false, true,
        [&](Log& log, size_t i) {
          const MatrixSection& c = middle_section(seg(log, i));
@@ -389,9 +406,9 @@ std::pair<std::set<size_t>, int> expected(const Log& log, const Expect& e, Recov
   return {out, refused ? 1 : 0};
 }
 
-void run_case(const Case& c, bool compressed, bool encrypted, bool newest) {
+void run_case(bool compressed, bool encrypted, const Case& c, bool newest) {
   Log log;
-  log.compressed = compressed || encrypted;
+  log.compressed = compressed;
   log.encrypted = encrypted;
   write_log(log);
   map_log(log);
@@ -427,18 +444,20 @@ void run_case(const Case& c, bool compressed, bool encrypted, bool newest) {
   }
 }
 
-TEST_CASE("corruption matrix: every damage x plain, LZ4 and encrypted x newest and middle segment x every recovery mode") {
-  enum Kind { kPlain, kLz4, kEncrypted };
+TEST_CASE("corruption matrix: every damage x plain, LZ4, encrypted LZ4 and encrypted x newest and middle segment x every recovery mode") {
+  enum Kind { kPlain, kLz4, kEncryptedLz4, kEncrypted };
+  constexpr const char* kNames[] = {"plain", "LZ4", "encrypted LZ4", "encrypted"};
   for (const Case& c : cases()) {
-    for (Kind kind : {kPlain, kLz4, kEncrypted}) {
-      if (!(kind == kPlain ? c.plain : kind == kLz4 ? c.compressed : c.encrypted)) continue;
+    for (Kind kind : {kPlain, kLz4, kEncryptedLz4, kEncrypted}) {
+      const bool applies[] = {c.plain, c.compressed, c.encrypted, c.sealed};
+      if (!applies[kind]) continue;
       for (bool newest : {true, false}) {
         const std::string damage = c.name;
-        const char* log_kind = kind == kPlain ? "plain" : kind == kLz4 ? "LZ4" : "encrypted";
+        const std::string log_kind = kNames[kind];
         CAPTURE(damage);
         CAPTURE(log_kind);
         CAPTURE(newest);
-        run_case(c, kind == kLz4, kind == kEncrypted, newest);
+        run_case(kind == kLz4 || kind == kEncryptedLz4, kind == kEncryptedLz4 || kind == kEncrypted, c, newest);
       }
     }
   }

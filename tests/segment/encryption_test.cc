@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Encrypted segments: key files, round trips with and without LZ4 in every
-// access mode that writes sections, no plaintext on disk, missing and wrong
-// keys, rotation, and damage to ciphertext, tags and the key block.
+// Encrypted segments: key files, round trips in sealed entries and LZ4
+// sections in every access mode that writes them, no plaintext on disk,
+// missing and wrong keys, rotation, and damage to ciphertext, tags and the
+// key block.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include <fmt/core.h>
@@ -127,7 +129,8 @@ TEST_CASE("a wrapped key unwraps only under its master key, and a sealed section
 
 TEST_CASE("encrypted logs replay what was written, with and without LZ4, and hold no plaintext") {
   for (Compression compression : {Compression::kNone, Compression::kLz4}) {
-    for (DiskAccessMode mode : {DiskAccessMode::kStandard, DiskAccessMode::kDirect}) {
+    for (DiskAccessMode mode : {DiskAccessMode::kStandard, DiskAccessMode::kDirect, DiskAccessMode::kMmap}) {
+      if (mode == DiskAccessMode::kMmap && compression != Compression::kNone) continue;
       TempDir dir;
       Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {1}), compression);
       options.disk_access_mode = mode;
@@ -148,6 +151,36 @@ TEST_CASE("encrypted logs replay what was written, with and without LZ4, and hol
       CHECK(replayed.payloads == written);
     }
   }
+}
+
+TEST_CASE("an encrypted plain log recycles its discarded segments, and no spare holds plaintext") {
+  TempDir dir;
+  Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {1}));
+  std::vector<std::string> written;
+  {
+    auto log = testing::open_log(options);
+    for (int i = 0; i < 900; ++i) {
+      written.push_back(payload(i));
+      auto at = log->append(1, written.back());
+      REQUIRE(at.ok());
+      if (i == 700) REQUIRE(log->discard(1, *at).ok());
+    }
+    CHECK(log->metrics().segments_recycled > 0);
+    REQUIRE(log->close().ok());
+  }
+  size_t spares = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(options.directory)) {
+    spares += entry.path().extension() == ".spare" ? 1 : 0;
+    CHECK_FALSE_MESSAGE(holds(read_file(entry.path().string()), kPattern), entry.path().string());
+  }
+  CHECK(spares > 0);
+  auto replayed = replay_with(options.directory, with_keys(options.encryption));
+  REQUIRE_MESSAGE(replayed.report.status.ok(), replayed.report.status.message());
+  // What the discard left: the segments from the one holding entry 700 on.
+  REQUIRE(replayed.payloads.size() >= 200);
+  REQUIRE(replayed.payloads.size() < 700);
+  CHECK(replayed.payloads == std::vector<std::string>(written.end() - static_cast<ptrdiff_t>(replayed.payloads.size()),
+                                                      written.end()));
 }
 
 TEST_CASE("an encrypted log with CDC leaves no plaintext in the log, cdc_raw or its index files") {
@@ -193,7 +226,7 @@ TEST_CASE("the tail reads an encrypted log and its cdc_raw with the keys, and na
 
 TEST_CASE("every section of an encrypted segment has a nonce of its own") {
   TempDir dir;
-  Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {1}));
+  Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {1}), Compression::kLz4);
   write_log(options, 300);
   for (const auto& f : segment_files(options.directory)) {
     const auto bytes = read_file(f.path);
@@ -212,25 +245,29 @@ TEST_CASE("every section of an encrypted segment has a nonce of its own") {
 }
 
 TEST_CASE("without keys a replay names the segment and key id, and verify's framing-only pass goes on") {
-  TempDir dir;
-  Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {9}));
-  write_log(options, 200);
-  auto none = replay_with(options.directory, ReplayOptions{});
-  CHECK(none.payloads.empty());
-  CHECK(none.report.status.code() == ErrorCode::kInvalidArgument);
-  CHECK_MESSAGE(none.report.status.message().find("encrypted with master key 9") != std::string::npos,
-                none.report.status.message());
-  ReplayOptions framing;
-  framing.framing_only = true;
-  framing.mode = RecoveryMode::kSkip;
-  auto checked = replay_with(options.directory, framing);
-  CHECK(checked.report.status.ok());
-  CHECK(checked.report.corruptions == 0);
-  CHECK(checked.payloads.empty());
-  CHECK(checked.report.unopened.size() == segment_files(options.directory).size());
-  // Damage to the framing is still found without the key.
-  flip_bit(segment_files(options.directory).front().path, format::kHeaderSize + format::kKeyBlockSize + 60);
-  CHECK(replay_with(options.directory, framing).report.corruptions == 1);
+  for (Compression compression : {Compression::kNone, Compression::kLz4}) {
+    CAPTURE(static_cast<int>(compression));
+    TempDir dir;
+    Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {9}), compression);
+    write_log(options, 200);
+    auto none = replay_with(options.directory, ReplayOptions{});
+    CHECK(none.payloads.empty());
+    CHECK(none.report.status.code() == ErrorCode::kInvalidArgument);
+    CHECK_MESSAGE(none.report.status.message().find("encrypted with master key 9") != std::string::npos,
+                  none.report.status.message());
+    ReplayOptions framing;
+    framing.framing_only = true;
+    framing.mode = RecoveryMode::kSkip;
+    auto checked = replay_with(options.directory, framing);
+    CHECK(checked.report.status.ok());
+    CHECK(checked.report.corruptions == 0);
+    CHECK(checked.payloads.empty());
+    CHECK(checked.report.unopened.size() == segment_files(options.directory).size());
+    // Damage to the framing is still found without the key: in the first
+    // section's stored bytes, or the first entry's.
+    flip_bit(segment_files(options.directory).front().path, format::kHeaderSize + format::kKeyBlockSize + 60);
+    CHECK(replay_with(options.directory, framing).report.corruptions == 1);
+  }
 }
 
 TEST_CASE("a wrong key or a missing key id is an error naming the segment and the key id") {
@@ -299,9 +336,9 @@ struct EncryptedLog {
 
 constexpr uint64_t kFirstSection = format::kHeaderSize + format::kKeyBlockSize;
 
-TEST_CASE("damage to an encrypted segment is corruption, never bad bytes") {
+TEST_CASE("damage to an encrypted segment in sections is corruption, never bad bytes") {
   SUBCASE("a flipped bit of ciphertext") {
-    EncryptedLog log;
+    EncryptedLog log(Compression::kLz4);
     flip_bit(log.first, kFirstSection + format::kSectionHeaderSize + 5, 3);
     log.check_corruption("bad compressed section checksum");
   }
@@ -313,12 +350,12 @@ TEST_CASE("damage to an encrypted segment is corruption, never bad bytes") {
     log.check_corruption("bad compressed section checksum");
   }
   SUBCASE("a flipped bit of the wrapped key") {
-    EncryptedLog log;
+    EncryptedLog log(Compression::kLz4);
     flip_bit(log.first, format::kKeyBlockOffset + format::kKeyBlockWrappedOffset + 3, 1);
     log.check_corruption("bad key block");
   }
   SUBCASE("ciphertext changed with its checksums made to match fails authentication") {
-    EncryptedLog log;
+    EncryptedLog log(Compression::kLz4);
     auto bytes = read_file(log.first);
     std::byte* header = bytes.data() + kFirstSection;
     const uint32_t stored = load_u32(header + format::kSectionStoredLength);
@@ -330,7 +367,7 @@ TEST_CASE("damage to an encrypted segment is corruption, never bad bytes") {
     log.check_corruption("fails authentication");
   }
   SUBCASE("a section header given another counter, its checksum made to match, fails authentication") {
-    EncryptedLog log;
+    EncryptedLog log(Compression::kLz4);
     auto bytes = read_file(log.first);
     std::byte* header = bytes.data() + kFirstSection;
     store_u32(header + format::kSectionCounter, load_u32(header + format::kSectionCounter) + 1000);
@@ -338,6 +375,60 @@ TEST_CASE("damage to an encrypted segment is corruption, never bad bytes") {
               section_header_checksum(header, load_u64(bytes.data() + format::kHeaderIdOffset), kFirstSection));
     write_file(log.first, bytes);
     log.check_corruption("fails authentication");
+  }
+}
+
+// Sealed entries: the first entry of the oldest segment, rewritten by `change`
+// with its checksums made to match again.
+void rewrite_first_entry(const std::string& path, const std::function<void(EntryHeader&, std::byte* stored)>& change) {
+  auto bytes = read_file(path);
+  const uint64_t id = load_u64(bytes.data() + format::kHeaderIdOffset);
+  const uint64_t at = format::first_entry_offset(format::kFlagSealedEntries);
+  auto header = decode_entry_header(bytes.data() + at, id, at);
+  REQUIRE(header);
+  std::byte* stored = bytes.data() + at + format::kEntryHeaderSize;
+  change(*header, stored);
+  header->payload_checksum = checksum({stored, header->payload_size()});
+  encode_entry_header(bytes.data() + at, *header, id, at);
+  write_file(path, bytes);
+}
+
+TEST_CASE("damage to an encrypted segment of sealed entries is corruption, never bad bytes") {
+  const uint64_t first_entry = format::first_entry_offset(format::kFlagSealedEntries);
+  SUBCASE("the layout: a key block, then entries whose stored payload carries a tag") {
+    EncryptedLog log;
+    const auto bytes = read_file(log.first);
+    SegmentHeader header;
+    REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
+    CHECK(header.flags == (format::kFlagSyncedMarks | format::kFlagEncrypted | format::kFlagSealedEntries));
+    auto entry = decode_entry_header(bytes.data() + first_entry, header.id, first_entry);
+    REQUIRE(entry);
+    CHECK(entry->payload_size() == log.written[0].size() + format::kSectionTagSize);
+  }
+  SUBCASE("a flipped bit of ciphertext") {
+    EncryptedLog log;
+    flip_bit(log.first, first_entry + format::kEntryHeaderSize + 5, 3);
+    log.check_corruption("bad payload checksum");
+  }
+  SUBCASE("a flipped bit of a tag") {
+    EncryptedLog log;
+    flip_bit(log.first, first_entry + format::kEntryHeaderSize + log.written[0].size() + 3, 0);
+    log.check_corruption("bad payload checksum");
+  }
+  SUBCASE("a flipped bit of the wrapped key") {
+    EncryptedLog log;
+    flip_bit(log.first, format::kKeyBlockOffset + format::kKeyBlockWrappedOffset + 3, 1);
+    log.check_corruption("bad key block");
+  }
+  SUBCASE("ciphertext changed with its checksums made to match fails authentication") {
+    EncryptedLog log;
+    rewrite_first_entry(log.first, [](EntryHeader&, std::byte* stored) { stored[2] ^= std::byte{0x10}; });
+    log.check_corruption("encrypted entry fails authentication");
+  }
+  SUBCASE("an entry given another table, its checksum made to match, fails authentication") {
+    EncryptedLog log;
+    rewrite_first_entry(log.first, [](EntryHeader& h, std::byte*) { h.table += 1; });
+    log.check_corruption("encrypted entry fails authentication");
   }
 }
 

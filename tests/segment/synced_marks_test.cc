@@ -291,7 +291,7 @@ uint64_t append(MappedSegment& segment, const std::string& text) {
   const auto payload = std::as_bytes(std::span(text));
   const auto at = segment.reserve(format::entry_footprint(payload.size()));
   REQUIRE(at.has_value());
-  segment.write_entry(*at, 7, 1, payload);
+  REQUIRE(segment.write_entry(*at, 7, 1, payload).ok());
   return *at;
 }
 

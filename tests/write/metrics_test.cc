@@ -111,7 +111,7 @@ TEST_CASE("metrics: a seal that waits for an entry still being written counts an
 
   const auto written = segment.reserve(footprint);
   REQUIRE(written);
-  segment.write_entry(*written, 7, 1, bytes);
+  REQUIRE(segment.write_entry(*written, 7, 1, bytes).ok());
   segment.seal();
   CHECK(segment.take_publish_waits().seals == 0);  // nothing was left to wait for
 
@@ -121,7 +121,7 @@ TEST_CASE("metrics: a seal that waits for an entry still being written counts an
   std::thread sealer([&] { segment.seal(); });
   while (segment.used() == reserved) std::this_thread::yield();  // the seal placed its marker
   std::this_thread::sleep_for(20ms);
-  segment.write_entry(*in_progress, 7, 2, bytes);
+  REQUIRE(segment.write_entry(*in_progress, 7, 2, bytes).ok());
   sealer.join();
   const MappedSegment::PublishWaits waits = segment.take_publish_waits();
   CHECK(waits.seals == 1);

@@ -98,7 +98,8 @@ class Printer {
     return h.version >= 2 ? "not sealed" : "no seal (version 1)";
   }
 
-  void compression(const LogFile& file, const SegmentImage& image) {
+  // How a compressed or encrypted segment is stored.
+  void storage(const LogFile& file, const SegmentImage& image, bool sealed_entries) {
     if (json_) {
       line({{"type", "compression"},
             {"file", file.path},
@@ -107,7 +108,9 @@ class Printer {
             {"image_bytes", image.image_bytes},
             {"key_id", image.key_id ? nlohmann::ordered_json(*image.key_id) : nlohmann::ordered_json(nullptr)}});
     } else {
-      if (image.key_id) {
+      if (sealed_entries) {
+        out_.append(fmt::format("sealed   entries, master key {}\n", image.key_id ? std::to_string(*image.key_id) : "unreadable"));
+      } else if (image.key_id) {
         out_.append(fmt::format("sealed   {} sections, {} bytes stored for {} image bytes, master key {}\n",
                                 image.sections, image.stored_bytes, image.image_bytes, *image.key_id));
       } else {
@@ -203,8 +206,8 @@ Status dump_segment(const LogFile& file, const LoadedSegment& s, const KeyProvid
   if (s.problem != HeaderProblem::kNone) return {};
   const SegmentImage image = load_segment_image(s.bytes, s.header, keys);
   if (!image.key_status.ok()) return Status(image.key_status.code(), file.path + ": " + image.key_status.message());
-  if ((s.header.flags & format::kFlagLz4Sections) != 0) {
-    printer.compression(file, image);
+  if ((s.header.flags & (format::kFlagLz4Sections | format::kFlagEncrypted)) != 0) {
+    printer.storage(file, image, format::seals_entries(s.header.flags));
     for (const SectionDamage& d : image.damage) printer.damage(file, d);
   }
   SegmentReader reader(image, s.header);

@@ -64,7 +64,7 @@ void print_text(const VerifyArgs& args, const ReplayReport& r) {
              args.dir, r.segments, r.mutations, r.payload_bytes, r.corruptions, r.skipped_bytes,
              r.torn_tail_bytes, verdict_text);
   if (!r.unopened.empty()) {
-    fmt::print("{} encrypted segments: headers and section framing checked, contents not checked "
+    fmt::print("{} encrypted segments: headers and entry or section framing checked, contents not checked "
                "(no --key-file)\n",
                r.unopened.size());
   }
