@@ -7,6 +7,7 @@
 // and stage() leaves that range out.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -30,7 +31,7 @@ inline Status check_spare_size(File& file, uint64_t expected) {
 
 class PooledImageStorage : public SegmentStorage {
  public:
-  Status commit(const StagedWrite&) const override { return file_->sync(); }
+  Status commit(const StagedWrite&) const override;
   bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool caller_blocks_thread) override;
 
  protected:
@@ -49,7 +50,7 @@ class PooledImageStorage : public SegmentStorage {
     return s;
   }
   // The ranges of [from, to) that stage() writes from the image: all but
-  // those producers wrote, in order. After the stage succeeded,
+  // those producers wrote, in order; called first by every stage(). After the stage succeeded,
   // forget_written_below(to): a failed stage's retry covers them again.
   std::vector<Range> ranges_to_write(uint64_t from, uint64_t to);
   void forget_written_below(uint64_t to);
@@ -67,6 +68,8 @@ class PooledImageStorage : public SegmentStorage {
 
   std::mutex written_mu_;
   std::vector<Range> written_;  // guarded by written_mu_: by producers, not staged yet
+  // From a stage() (its ranges_to_write()) to the end of the commit after it.
+  mutable std::atomic<bool> flushing_{false};
 };
 
 }  // namespace commitlog
