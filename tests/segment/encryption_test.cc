@@ -184,19 +184,22 @@ TEST_CASE("an encrypted plain log recycles its discarded segments, and no spare 
 }
 
 TEST_CASE("an encrypted log with CDC leaves no plaintext in the log, cdc_raw or its index files") {
-  TempDir dir;
-  Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {1}), Compression::kLz4);
-  options.cdc.enabled = true;
-  options.cdc.raw_directory = dir.path() + "/cdc_raw";
-  write_log(options, 400);
-  int files = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
-    if (!entry.is_regular_file() || entry.path().filename() == "keys") continue;
-    ++files;
-    CHECK_FALSE_MESSAGE(holds(read_file(entry.path().string()), kPattern), entry.path().string());
+  for (Compression compression : {Compression::kNone, Compression::kLz4}) {
+    CAPTURE(static_cast<int>(compression));
+    TempDir dir;
+    Options options = encrypted_options(dir.path() + "/log", test_keys(dir.path() + "/keys", {1}), compression);
+    options.cdc.enabled = true;
+    options.cdc.raw_directory = dir.path() + "/cdc_raw";
+    write_log(options, 400);
+    int files = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
+      if (!entry.is_regular_file() || entry.path().filename() == "keys") continue;
+      ++files;
+      CHECK_FALSE_MESSAGE(holds(read_file(entry.path().string()), kPattern), entry.path().string());
+    }
+    CHECK(files > 4);
+    CHECK(!std::filesystem::is_empty(options.cdc.raw_directory));
   }
-  CHECK(files > 4);
-  CHECK(!std::filesystem::is_empty(options.cdc.raw_directory));
 }
 
 TEST_CASE("the tail reads an encrypted log and its cdc_raw with the keys, and names the key id without them") {
