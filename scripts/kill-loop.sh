@@ -35,6 +35,7 @@
 #   MODE           commitlog_disk_access_mode: mmap, standard, direct [the library's default]
 #   LZ4            1: LZ4 compression [0]
 #   DISCARD        1: stress --discard [0]
+#   KEY_FILE       master keys (docs/encryption.md): the log is encrypted [not encrypted]
 set -euo pipefail
 
 if [[ $# -ne 3 || ! $2 =~ ^[0-9]+$ || ! $3 =~ ^(batch|group|adaptive|periodic)$ ]]; then
@@ -61,21 +62,24 @@ common=(--segment-size "${SEGMENT_SIZE:-64KiB}" --producers "${PRODUCERS:-2}" --
         --max-size "$max_size" "${policy_flags[@]}")
 check_flags=()
 [[ $policy == periodic ]] && check_flags=(--allow-loss)
-mode=${MODE:-} lz4=${LZ4:-0} discard=${DISCARD:-0}
+mode=${MODE:-} lz4=${LZ4:-0} discard=${DISCARD:-0} key_file=${KEY_FILE:-}
 
 mkdir -p "$dir"
-if [[ -n $mode || $lz4 == 1 ]]; then
+if [[ -n $mode || $lz4 == 1 || -n $key_file ]]; then
   config=$dir/commitlog.yaml
   { [[ -n $mode ]] && echo "commitlog_disk_access_mode: $mode"
-    [[ $lz4 == 1 ]] && printf 'commitlog_compression:\n  class_name: LZ4Compressor\n'; } >"$config"
+    [[ $lz4 == 1 ]] && printf 'commitlog_compression:\n  class_name: LZ4Compressor\n'
+    [[ -n $key_file ]] && printf 'transparent_data_encryption_options:\n  enabled: true\n  key_provider:\n    - class_name: FileKeyProvider\n      parameters:\n        - key_file: %s\n' "$(realpath "$key_file")"
+    true; } >"$config"
   common+=(--config "$config")
 fi
 [[ $discard == 1 ]] && common+=(--discard)
+[[ -n $key_file ]] && check_flags+=(--key-file "$key_file")
 runs_log=$dir/runs.log
 : >"$runs_log"
 RANDOM=$seed
 echo "kill-loop: $policy, $cycles cycles, seed $seed, epochs of $epoch, mode ${mode:-default}, lz4 $lz4," \
-     "discard $discard, cli $cli"
+     "discard $discard, encrypted $([[ -n $key_file ]] && echo yes || echo no), cli $cli"
 
 failures=0 appending=0 lost_total=0 max_window=-1 checks=0 checks_ok=0
 recycled_total=0 deleted_total=0 discarded_total=0 spare_kills=0
