@@ -17,6 +17,7 @@
 #include "commitlog/config.h"
 #include "segment/checksum.h"
 #include "segment/format.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
@@ -225,16 +226,16 @@ TEST_CASE("direct writes with direct I/O: a producer writes its blocks while a f
   options.file_system = &fs;
   auto log = CommitLog::open(options);
   REQUIRE(log.ok());
+  // The allocator's next segment made: the sync held below is the flush's.
+  REQUIRE(testing::eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
   const std::string first(3 * kThreshold, 'A'), second(3 * kThreshold, 'B');
   fs.hold(Op::kSync);
   std::thread alone([&] { CHECK((*log)->append(1, std::as_bytes(std::span(first))).ok()); });
   REQUIRE(fs.await_held(Op::kSync));
   CHECK((*log)->metrics().direct_writes == 0);  // no flush ran: the flush wrote it, in one request
   std::thread beside([&] { CHECK((*log)->append(1, std::as_bytes(std::span(second))).ok()); });
-  for (int i = 0; i < 3000 && (*log)->metrics().direct_writes == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  CHECK((*log)->metrics().direct_writes == 1);  // its blocks went while the first flush's commit ran
+  // Its blocks go while the first flush's commit runs.
+  CHECK(testing::eventually([&] { return (*log)->metrics().direct_writes == 1; }, std::chrono::seconds(10)));
   fs.release(Op::kSync);
   alone.join();
   beside.join();
