@@ -41,6 +41,7 @@
 #include <fmt/core.h>
 
 #include "tests/support/child_process.h"
+#include "tests/support/sanitizers.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_keys.h"
 
@@ -124,29 +125,42 @@ void count_discards(const std::string& output, LoopResult& r) {
   r.deleted += field(line, prefix, "segments_deleted").value_or(0);
 }
 
-// Runs the loop for one policy in a fresh directory and returns what it saw.
-// `config`: the lines of a commitlog.yaml the runs take, e.g. a disk access mode.
-// `last_seconds`: how long the last, clean run appends.
-LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_loss, int cycles = kCycles,
-                     const std::string& config = "", const char* last_seconds = "0.3") {
+// What one loop runs.
+struct LoopShape {
+  // The runs' sync policy flags, in turn: run i takes policies[i % size].
+  std::vector<std::vector<std::string>> policies;
+  bool allow_loss = false;
+  int cycles = kCycles;
+  std::string config;  // the lines of a commitlog.yaml the runs take, e.g. a disk access mode
+  const char* last_seconds = "0.3";  // how long the last, clean run appends
+  int min_delay_ms = kMinDelayMs, max_delay_ms = kMaxDelayMs;
+};
+
+// Runs the loop in a fresh directory and returns what it saw.
+LoopResult kill_loop(const LoopShape& shape) {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
   // Small segments and large payloads, so that runs switch segments.
   const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
   std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
                                      "--fibers", "4"};
-  if (!config.empty()) {
+  if (!shape.config.empty()) {
     const std::string yaml = tmp.file("commitlog.yaml");
-    std::ofstream(yaml) << config;
+    std::ofstream(yaml) << shape.config;
     driver.insert(driver.end(), {"--config", yaml});
   }
   driver.insert(driver.end(), workload.begin(), workload.end());
-  driver.insert(driver.end(), policy_flags.begin(), policy_flags.end());
+  auto run_flags = [&](int cycle) {
+    std::vector<std::string> flags = driver;
+    const auto& policy = shape.policies[static_cast<size_t>(cycle) % shape.policies.size()];
+    flags.insert(flags.end(), policy.begin(), policy.end());
+    return flags;
+  };
   // The check reads the log with the config's keys, when it has any.
   std::vector<std::string> check_config;
-  if (!config.empty()) check_config = {"--config", tmp.file("commitlog.yaml")};
-  std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(policy_flags[1]));
-  std::uniform_int_distribution<int> delay_ms(kMinDelayMs, kMaxDelayMs);
+  if (!shape.config.empty()) check_config = {"--config", tmp.file("commitlog.yaml")};
+  std::mt19937_64 rng(seed() ^ std::hash<std::string>{}(shape.policies[0][1] + shape.config));
+  std::uniform_int_distribution<int> delay_ms(shape.min_delay_ms, shape.max_delay_ms);
 
   LoopResult result;
   // The last killed run that appended and whose loss is not yet measured.
@@ -160,7 +174,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     const auto newest = field(output, "stress: start", "newest_us");
     if (!lost || !newest) return;
     INFO(name << ":\n" << output);
-    if (!allow_loss) CHECK(*lost == 0);
+    if (!shape.allow_loss) CHECK(*lost == 0);
     CHECK(lost_kept == std::optional<int64_t>(0));
     CHECK(field(output, "stress: start", "misplaced") == std::optional<int64_t>(0));
     result.lost_at_starts += *lost;
@@ -170,9 +184,9 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
     }
   };
 
-  for (int cycle = 0; cycle < cycles; ++cycle) {
+  for (int cycle = 0; cycle < shape.cycles; ++cycle) {
     const std::string out = tmp.file(fmt::format("run-{}.out", cycle));
-    const pid_t pid = spawn(driver, out);
+    const pid_t pid = spawn(run_flags(cycle), out);
     // Three runs in four are killed at a random moment after they began to
     // append, however long their replay took (sanitizer builds replay slowly);
     // every fourth at a random moment from its start, often during replay.
@@ -199,8 +213,8 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   }
 
   // A last run that replays the last kill's log and ends cleanly.
-  std::vector<std::string> last = driver;
-  last.insert(last.end(), {"--duration", last_seconds});
+  std::vector<std::string> last = run_flags(shape.cycles);
+  last.insert(last.end(), {"--duration", shape.last_seconds});
   const std::string last_out = tmp.file("run-last.out");
   const int last_status = wait_status(spawn(last, last_out));
   const std::string last_output = testing::read_text_file(last_out);
@@ -213,7 +227,7 @@ LoopResult kill_loop(const std::vector<std::string>& policy_flags, bool allow_lo
   std::vector<std::string> check = {COMMITLOG_CLI, "stress", "--check"};
   check.insert(check.end(), workload.begin(), workload.end());
   check.insert(check.end(), check_config.begin(), check_config.end());
-  if (allow_loss) check.push_back("--allow-loss");
+  if (shape.allow_loss) check.push_back("--allow-loss");
   const std::string check_out = tmp.file("check.out");
   const int check_status = wait_status(spawn(check, check_out));
   result.verdict = testing::read_text_file(check_out);
@@ -234,19 +248,19 @@ void report(const std::string& policy, const LoopResult& r, int cycles = kCycles
 }
 
 TEST_CASE("kill -9 loop: batch loses no acknowledged mutation") {
-  const LoopResult r = kill_loop({"--policy", "batch"}, false);
+  const LoopResult r = kill_loop({.policies = {{"--policy", "batch"}}});
   report("batch", r);
   CHECK(r.appending_runs > kCycles / 2);
 }
 
 TEST_CASE("kill -9 loop: group loses no acknowledged mutation") {
-  const LoopResult r = kill_loop({"--policy", "group", "--window", "2"}, false);
+  const LoopResult r = kill_loop({.policies = {{"--policy", "group", "--window", "2"}}});
   report("group (2 ms window)", r);
   CHECK(r.appending_runs > kCycles / 2);
 }
 
 TEST_CASE("kill -9 loop: adaptive loses no acknowledged mutation") {
-  const LoopResult r = kill_loop({"--policy", "adaptive"}, false);
+  const LoopResult r = kill_loop({.policies = {{"--policy", "adaptive"}}});
   report("adaptive", r);
   CHECK(r.appending_runs > kCycles / 2);
 }
@@ -261,8 +275,9 @@ void wait_later_loops(const std::string& policy) {
     if (policy == "periodic") {
       flags.insert(flags.end(), {"--period", std::to_string(kPeriodMs), "--rate", "5000"});
     }
-    const LoopResult r = kill_loop(flags, false, kLaterCycles,
-                                   lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
+    const LoopResult r = kill_loop({.policies = {flags},
+                                    .cycles = kLaterCycles,
+                                    .config = lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : ""});
     report(fmt::format("{}{}, waiting later", policy, lz4 ? " LZ4" : ""), r, kLaterCycles);
     CHECK(r.appending_runs > kLaterCycles / 2);
     CHECK(r.lost_at_starts == 0);
@@ -285,64 +300,67 @@ TEST_CASE("kill -9 loop: appends that wait later lose no acknowledged mutation, 
   wait_later_loops("adaptive");
 }
 
-// Every durable policy in access mode `mode`, plain and LZ4; fewer cycles
-// each, as they are six loops instead of one.
-void access_mode_loops(const char* mode) {
-  constexpr int kModeCycles = 6;
-  const std::vector<std::vector<std::string>> policies = {
-      {"--policy", "batch"}, {"--policy", "group", "--window", "2"}, {"--policy", "adaptive"}};
-  for (const char* compression : {"", "commitlog_compression:\n  class_name: LZ4Compressor\n"}) {
-    for (const auto& policy : policies) {
-      const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode, compression);
-      CAPTURE(config);
-      const LoopResult r = kill_loop(policy, false, kModeCycles, config);
-      report(fmt::format("{} {}{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r, kModeCycles);
-      CHECK(r.appending_runs > kModeCycles / 2);
-    }
-  }
-}
+// The long loop of an access mode, with discards (`stress --discard`, each
+// run discarding every table up to a point about two segments behind its
+// newest acknowledgement, noted in the acks file first): kLongCycles kills,
+// each 5 to 40 ms after the run began to append (or from its start, often
+// during replay), in epochs of kEpochCycles in a fresh directory, each ended
+// by a clean run and the check. The durable policies take the runs in turn;
+// in standard and direct, epochs alternate plain segments (recycled: a later
+// segment written over the file, its old bytes in place) and LZ4 (deleted),
+// and the runs' counters, printed after each discard, say which happened, so
+// a loop that stopped recycling fails. A sanitizer build runs a tenth.
+constexpr int kLongCycles = testing::kSanitizer ? 100 : 1000;
+constexpr int kEpochCycles = testing::kSanitizer ? 50 : 100;
 
-TEST_CASE("kill -9 loop: standard, every durable policy, plain and LZ4") { access_mode_loops("standard"); }
-
-TEST_CASE("kill -9 loop: direct, every durable policy, plain and LZ4") { access_mode_loops("direct"); }
-
-// Every durable policy with discards, in access mode `mode`, plain or LZ4:
-// each run discards every table up to a point about two segments behind its
-// newest acknowledgement, noted in the acks file first. Plain standard and
-// direct segments are recycled (a later segment written over the file, its
-// old bytes in place), LZ4 ones deleted; the runs' counters, printed after
-// each discard, say which happened, so a loop that stopped recycling fails.
-void discard_loops(const char* mode, bool lz4) {
-  constexpr int kDiscardCycles = 8;
+void long_loop(std::string_view mode) {
   const std::vector<std::vector<std::string>> policies = {{"--policy", "batch", "--discard"},
                                                           {"--policy", "group", "--window", "2", "--discard"},
                                                           {"--policy", "adaptive", "--discard"}};
-  const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode,
-                                         lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
-  for (const auto& policy : policies) {
+  const bool recycles = mode != "mmap";  // mmap deletes discarded segments, and has no LZ4
+  int64_t recycled_plain = 0, recycled_lz4 = 0, deleted_plain = 0, deleted_lz4 = 0, discards = 0, kills_leaving_spares = 0;
+  int appending_runs = 0;
+  for (int epoch = 0; epoch < kLongCycles / kEpochCycles; ++epoch) {
+    const bool lz4 = recycles && epoch % 2 == 1;
+    const std::string config = fmt::format("commitlog_disk_access_mode: {}\n{}", mode,
+                                           lz4 ? "commitlog_compression:\n  class_name: LZ4Compressor\n" : "");
+    CAPTURE(epoch);
     CAPTURE(config);
-    CAPTURE(policy[1]);
-    // A last run long enough to recycle its own segments, however slowly
-    // this machine syncs.
-    const LoopResult r = kill_loop(policy, false, kDiscardCycles, config, "1");
-    report(fmt::format("{} {}{}, discarding: {} discards, {} segments recycled, {} deleted, {} kills left a spare file",
-                       policy[1], mode, lz4 ? " LZ4" : "", r.discards, r.recycled, r.deleted, r.kills_leaving_spares),
-           r, kDiscardCycles);
+    const LoopResult r = kill_loop(
+        {.policies = policies, .cycles = kEpochCycles, .config = config, .min_delay_ms = 5, .max_delay_ms = 40});
     INFO("last run:\n" << r.last_run);
-    CHECK(r.appending_runs > kDiscardCycles / 2);
+    CHECK(r.appending_runs > kEpochCycles / 2);
     CHECK(r.lost_at_starts == 0);
     // Acknowledged mutations were discarded and are gone: the check's
     // allowance was used, not idle.
     CHECK(field(r.verdict, "stress check: OK", "discarded").value_or(0) > 0);
     CHECK(r.discards > 0);
-    if (lz4) {
-      CHECK(r.recycled == 0);
-      CHECK(r.deleted > 0);
-    } else {
-      CHECK(r.recycled > 0);
-    }
+    (lz4 ? recycled_lz4 : recycled_plain) += r.recycled;
+    (lz4 ? deleted_lz4 : deleted_plain) += r.deleted;
+    discards += r.discards;
+    kills_leaving_spares += r.kills_leaving_spares;
+    appending_runs += r.appending_runs;
+  }
+  MESSAGE(fmt::format("kill -9 long loop, {} with discards: seed {}, {} cycles ({} killed while appending), "
+                      "{} discards, segments recycled {} plain and {} LZ4, deleted {} plain and {} LZ4, {} kills left a spare file",
+                      mode, seed(), kLongCycles, appending_runs, discards, recycled_plain, recycled_lz4, deleted_plain,
+                      deleted_lz4,
+                      kills_leaving_spares));
+  CHECK(recycled_lz4 == 0);
+  if (recycles) {
+    CHECK(recycled_plain > 0);
+    CHECK(deleted_lz4 > 0);
+  } else {
+    CHECK(recycled_plain == 0);
+    CHECK(deleted_plain > 0);
   }
 }
+
+TEST_CASE("kill -9 long loop with discards: standard, durable policies in turn, plain and LZ4") { long_loop("standard"); }
+
+TEST_CASE("kill -9 long loop with discards: direct, durable policies in turn, plain and LZ4") { long_loop("direct"); }
+
+TEST_CASE("kill -9 long loop with discards: mmap, durable policies in turn") { long_loop("mmap"); }
 
 TEST_CASE("kill -9 loop: encrypted, every access mode, sealed entries and LZ4, durable policies in turn") {
   constexpr int kEncryptedCycles = 6;
@@ -361,7 +379,7 @@ TEST_CASE("kill -9 loop: encrypted, every access mode, sealed entries and LZ4, d
           mode, compression, keys);
       CAPTURE(config);
       const auto& policy = policies[turn++ % policies.size()];
-      const LoopResult r = kill_loop(policy, false, kEncryptedCycles, config);
+      const LoopResult r = kill_loop({.policies = {policy}, .cycles = kEncryptedCycles, .config = config});
       report(fmt::format("{} {} encrypted{}", policy[1], mode, *compression != '\0' ? " LZ4" : ""), r,
              kEncryptedCycles);
       CHECK(r.appending_runs > kEncryptedCycles / 2);
@@ -369,23 +387,11 @@ TEST_CASE("kill -9 loop: encrypted, every access mode, sealed entries and LZ4, d
   }
 }
 
-TEST_CASE("kill -9 loop with discards: standard, every durable policy, recycled segments replay nothing stale") {
-  discard_loops("standard", false);
-}
-
-TEST_CASE("kill -9 loop with discards: direct, every durable policy, recycled segments replay nothing stale") {
-  discard_loops("direct", false);
-}
-
-TEST_CASE("kill -9 loop with discards: LZ4, standard and direct, every durable policy, discarded segments deleted") {
-  discard_loops("standard", true);
-  discard_loops("direct", true);
-}
-
 TEST_CASE("kill -9 loop: periodic loses nothing the log had sealed") {
   // Paced, so twenty cycles stay a few MiB.
   const LoopResult r =
-      kill_loop({"--policy", "periodic", "--period", std::to_string(kPeriodMs), "--rate", "5000"}, true);
+      kill_loop({.policies = {{"--policy", "periodic", "--period", std::to_string(kPeriodMs), "--rate", "5000"}},
+                 .allow_loss = true});
   report(fmt::format("periodic ({} ms period)", kPeriodMs), r);
   CHECK(r.appending_runs > kCycles / 2);
 }
