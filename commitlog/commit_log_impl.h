@@ -15,6 +15,7 @@
 #include "commitlog/write/durable_waiters.h"
 #include "commitlog/write/sync_thread.h"
 #include "segment/format.h"
+#include "segment/storage/segment_storage.h"
 
 namespace commitlog {
 
@@ -37,7 +38,7 @@ inline bool reuses_spares(const Options& o, const AccessModeChoice& mode) {
 }
 inline uint64_t segment_file_size(const Options& o, const AccessModeChoice& mode) {
   if (mode.mode != DiskAccessMode::kDirect) return o.segment_size;
-  return (o.segment_size + mode.block_size - 1) / mode.block_size * mode.block_size;
+  return direct_file_size(o.segment_size, mode.block_size);
 }
 
 // Members are declared in dependency order, so they are destroyed sync

@@ -80,7 +80,7 @@ Result<std::unique_ptr<SegmentStorage>> make_direct_storage(FileSystem& fs, cons
                                                             SegmentFileOrigin origin) {
   auto file = fs.open(path, OpenMode::kReadWriteDirect);
   if (!file.ok()) return file.status();
-  const uint64_t size = (capacity + block_size - 1) / block_size * block_size;
+  const uint64_t size = direct_file_size(capacity, block_size);
   if (origin == SegmentFileOrigin::kSpare) {
     CL_RETURN_IF_ERROR(check_spare_size(**file, size));
   } else {

@@ -164,8 +164,14 @@ Result<std::unique_ptr<SegmentStorage>> make_standard_storage(std::unique_ptr<Fi
                                                               uint64_t capacity,
                                                               std::span<const std::byte> header,
                                                               SegmentFileOrigin origin);
+// The size of a direct I/O segment file of `capacity` bytes: rounded up to
+// `block_size`, a power of two.
+constexpr uint64_t direct_file_size(uint64_t capacity, uint64_t block_size) {
+  return (capacity + block_size - 1) & ~(block_size - 1);
+}
+
 // Opens `path` (an empty file, or a spare) for direct I/O; its size is
-// capacity rounded up to `block_size`, pre-written or a spare as `origin` says; then the
+// direct_file_size(), pre-written or a spare as `origin` says; then the
 // block holding `header` is written and synced; the image is `buffer`
 // (zeroed). `block_size`: a power of two from 4096 to kBufferAlignment
 // (FileSystem::direct_io_block_size()).

@@ -100,13 +100,16 @@ class Printer {
 
   // How a compressed or encrypted segment is stored.
   void storage(const LogFile& file, const SegmentImage& image, bool sealed_entries) {
-    if (json_) {
+    const auto key_id = image.key_id ? nlohmann::ordered_json(*image.key_id) : nlohmann::ordered_json(nullptr);
+    if (json_ && sealed_entries) {
+      line({{"type", "sealed_entries"}, {"file", file.path}, {"key_id", key_id}});
+    } else if (json_) {
       line({{"type", "compression"},
             {"file", file.path},
             {"sections", image.sections},
             {"stored_bytes", image.stored_bytes},
             {"image_bytes", image.image_bytes},
-            {"key_id", image.key_id ? nlohmann::ordered_json(*image.key_id) : nlohmann::ordered_json(nullptr)}});
+            {"key_id", key_id}});
     } else {
       if (sealed_entries) {
         out_.append(fmt::format("sealed   entries, master key {}\n", image.key_id ? std::to_string(*image.key_id) : "unreadable"));
