@@ -52,7 +52,7 @@ size_t count_lines(const std::string& text, const std::string& prefix = "") {
   return n;
 }
 
-TEST_CASE("encrypted tools: with the key every tool reads the log; without it or with a wrong key each says which") {
+TEST_CASE("encrypted tools: with the key every tool reads the log, without it or with a wrong key each says which") {
   for (Compression compression : {Compression::kNone, Compression::kLz4}) {
     const bool lz4 = compression == Compression::kLz4;
     CAPTURE(lz4);
