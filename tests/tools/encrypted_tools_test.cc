@@ -27,12 +27,7 @@ constexpr int kAppends = 200;
 
 // A log of kAppends mutations in `dir`, encrypted under master key 1 of `keys`.
 void write_encrypted_log(const std::string& dir, const std::string& keys, Compression compression) {
-  Options o;
-  o.directory = dir;
-  o.sync_policy = "batch";
-  o.segment_size = 16 << 10;
-  o.compression = compression;
-  o.disk_access_mode = DiskAccessMode::kStandard;
+  Options o = testing::batch_options(dir, 16 << 10, compression, Options{}.direct_write_threshold);
   o.encryption = testing::test_keys(keys, {1});
   auto log = testing::open_log(o);
   for (int i = 0; i < kAppends; ++i) {
