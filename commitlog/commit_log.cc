@@ -62,7 +62,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
   if (!first_id.ok()) return first_id.status();
 
   auto spares = SpareSegments::open(fs, options.directory, segment_file_size(options, *mode),
-                                    reuses_spares(options, *mode));
+                                    reuses_spares(options, *mode), options.encryption != nullptr);
   if (!spares.ok()) return spares.status();
 
   auto impl = std::make_unique<Impl>(std::move(lock), options, std::move(mode).value(),

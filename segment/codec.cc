@@ -21,7 +21,7 @@ const char* header_problem_name(HeaderProblem problem) {
     case HeaderProblem::kNotASegment: return "not a commit log segment (bad magic)";
     case HeaderProblem::kBadChecksum: return "segment header checksum mismatch";
     case HeaderProblem::kUnknownVersion: return "unknown segment format version";
-    case HeaderProblem::kUnknownFlags: return "segment header has unknown flags";
+    case HeaderProblem::kUnknownFlags: return "segment header has unknown flags, or flags no build combines";
   }
   return "unknown";
 }
@@ -51,11 +51,28 @@ void decode_seal(const std::byte* h, SegmentHeader* header) {
   const uint32_t end = load_u32(h + format::kHeaderSealOffset);
   const uint32_t check = load_u32(h + format::kHeaderSealOffset + 4);
   if (end == 0 && check == 0) return;
-  if (check == seal_check(end, header->id) && end >= format::kFirstMarkerOffset && end <= header->capacity) {
+  if (check == seal_check(end, header->id) && end >= format::first_marker_offset(header->flags) &&
+      end <= header->capacity) {
     header->sealed_end = end;
   } else {
     header->seal_damaged = true;
   }
+}
+
+// Whether `flags` are a combination some build writes. Flush groups and
+// whole blocks belong to sections. An encrypted segment seals either its
+// sections or its entries, so no header without either can pass ciphertext
+// off as plain payloads; sealed entries are the plain layout's, with synced
+// markers.
+bool flags_combine(uint16_t flags) {
+  const bool sections = (flags & format::kFlagLz4Sections) != 0;
+  if (!sections && (flags & (format::kFlagFlushGroups | format::kFlagWholeBlocks)) != 0) return false;
+  if ((flags & format::kFlagEncrypted) != 0 && sections == format::seals_entries(flags)) return false;
+  if (format::seals_entries(flags)) {
+    return (flags & (format::kFlagEncrypted | format::kFlagSyncedMarks)) ==
+           (format::kFlagEncrypted | format::kFlagSyncedMarks);
+  }
+  return true;
 }
 
 }  // namespace
@@ -92,12 +109,7 @@ HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHea
     return HeaderProblem::kUnknownVersion;
   }
   if ((header->flags & ~format::kKnownFlags) != 0) return HeaderProblem::kUnknownFlags;
-  // Sealed entries are the plain layout's, encrypted: no other combination.
-  if (format::seals_entries(header->flags) &&
-      (header->flags & (format::kFlagEncrypted | format::kFlagLz4Sections | format::kFlagSyncedMarks)) !=
-          (format::kFlagEncrypted | format::kFlagSyncedMarks)) {
-    return HeaderProblem::kUnknownFlags;
-  }
+  if (!flags_combine(header->flags)) return HeaderProblem::kUnknownFlags;
   if (header->version >= 2) decode_seal(h, header);
   return HeaderProblem::kNone;
 }

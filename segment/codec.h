@@ -42,7 +42,7 @@ enum class HeaderProblem {
   kNotASegment,     // wrong magic
   kBadChecksum,     // header bytes damaged
   kUnknownVersion,  // intact, but a format version this build does not read
-  kUnknownFlags,    // intact, but a feature this build does not know
+  kUnknownFlags,    // intact, but a feature this build does not know, or flags no build combines
 };
 const char* header_problem_name(HeaderProblem problem);
 

@@ -2,15 +2,31 @@
 #include "commitlog/lifecycle/spare_segments.h"
 
 #include "commitlog/util/report.h"
+#include "segment/codec.h"
 #include "segment/file_name.h"
+#include "segment/format.h"
 
 namespace commitlog {
 
 SpareSegments::SpareSegments(FileSystem& fs, std::string dir, uint64_t file_size, bool reuse)
     : fs_(fs), dir_(std::move(dir)), file_size_(file_size), reuse_(reuse) {}
 
+namespace {
+
+// Whether the spare `file` was an encrypted segment: its header is intact
+// and says so.
+bool was_encrypted(File& file) {
+  std::byte bytes[format::kHeaderSize];
+  auto read = file.read_at(0, bytes);
+  SegmentHeader header;
+  return read.ok() && *read == sizeof bytes && decode_segment_header(bytes, &header) == HeaderProblem::kNone &&
+         (header.flags & format::kFlagEncrypted) != 0;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SpareSegments>> SpareSegments::open(FileSystem& fs, std::string dir, uint64_t file_size,
-                                                          bool reuse) {
+                                                          bool reuse, bool encrypted) {
   auto names = fs.list(dir);
   if (!names.ok()) return names.status();
   std::unique_ptr<SpareSegments> spares(new SpareSegments(fs, std::move(dir), file_size, reuse));
@@ -23,7 +39,7 @@ Result<std::unique_ptr<SpareSegments>> SpareSegments::open(FileSystem& fs, std::
       auto file = fs.open(path, OpenMode::kRead);
       auto size = file.ok() ? (*file)->size() : Result<uint64_t>(file.status());
       auto links = fs.link_count(path);
-      fits = size.ok() && *size == file_size && links.ok() && *links == 1;
+      fits = size.ok() && *size == file_size && links.ok() && *links == 1 && (!encrypted || was_encrypted(**file));
     }
     (fits ? spares->kept_ : spares->excess_)[*id] = path;
   }

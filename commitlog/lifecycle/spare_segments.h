@@ -38,9 +38,12 @@ class SpareSegments {
   static constexpr size_t kMaxSpares = 4;
 
   // The spares in `dir`: with `reuse`, up to kMaxSpares of those of
-  // `file_size` bytes are kept; the others are left for trim().
+  // `file_size` bytes are kept; the others are left for trim(). With
+  // `encrypted` (the log encrypts its segments), only spares whose header
+  // says they were encrypted are kept: a spare's old bytes stay past the
+  // new segment's data, and those of a plaintext one would stay readable.
   static Result<std::unique_ptr<SpareSegments>> open(FileSystem& fs, std::string dir, uint64_t file_size,
-                                                     bool reuse);
+                                                     bool reuse, bool encrypted);
 
   // Removes the spares open() did not keep. Call once the log's first
   // segment is durable: until then a spare's name may be what keeps the

@@ -43,7 +43,13 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
     return Status::corruption(file.path + ": header says segment " + std::to_string(header.id));
   }
   const uint64_t first_marker = format::first_marker_offset(header.flags);
-  if (*got < first_marker) return std::optional<TailSegment>();  // its key block is being written
+  // A writer may have put the header in place but not yet the key block
+  // after it (a mapped segment's image is visible as it is copied).
+  const bool key_block_unwritten =
+      std::all_of(bytes.begin() + format::kHeaderSize, bytes.end(), [](std::byte b) { return b == std::byte{0}; });
+  if (*got < first_marker || (format::seals_entries(header.flags) && key_block_unwritten)) {
+    return std::optional<TailSegment>();  // its key block is being written
+  }
   TailSegment segment(std::move(handle).value(), file, header, keys);
   if (format::seals_entries(header.flags)) {
     // The header and key block are written together, before any entry.

@@ -133,9 +133,9 @@ struct COMMITLOG_EXPORT Options {
   CdcOptions cdc;  // change data capture (cdc_*)
   // Encryption at rest (transparent_data_encryption_options,
   // docs/encryption.md): the master keys; null, the default: segments are
-  // written in the clear. With keys every segment is written in sections, as
-  // compressed ones are (so not with commitlog_disk_access_mode mmap), LZ4
-  // only with commitlog_compression.
+  // written in the clear. With keys each producer seals its entry's payload
+  // (every access mode; spare files are reused only if they were encrypted);
+  // with commitlog_compression too, each compressed section is sealed.
   std::shared_ptr<const KeyProvider> encryption;
 
   // Not from config: the file system every byte goes through. Must outlive

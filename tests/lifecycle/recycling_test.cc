@@ -78,7 +78,8 @@ TEST_CASE("recycling: standard and direct logs write later segments over discard
     CHECK(eventually([&] { return (*log)->metrics().segments_recycled >= 4; }));
     // The directory holds the active segment, the one prepared ahead, at
     // most one not yet discarded, and the spares: never the twelve written.
-    CHECK(segments(fs).size() <= 3);
+    // Discards run on the lifecycle's thread, which a loaded machine delays.
+    CHECK(eventually([&] { return segments(fs).size() <= 3; }));
     CHECK(names_ending(fs, ".spare").size() <= SpareSegments::kMaxSpares);
     const Position last = positions.back();
     REQUIRE((*log)->close().ok());

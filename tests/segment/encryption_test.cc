@@ -183,6 +183,40 @@ TEST_CASE("an encrypted plain log recycles its discarded segments, and no spare 
                                                       written.end()));
 }
 
+TEST_CASE("a plain log's spares are not reused once it encrypts: none of their plaintext outlives the first segment") {
+  TempDir dir;
+  Options options = encrypted_options(dir.path() + "/log", nullptr);
+  const auto spare_count = [&] {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(options.directory)) {
+      n += entry.path().extension() == ".spare" ? 1 : 0;
+    }
+    return n;
+  };
+  {
+    auto log = testing::open_log(options);
+    Position last;
+    for (int i = 0; i < 700; ++i) {
+      auto at = log->append(1, payload(i));
+      REQUIRE(at.ok());
+      last = *at;
+    }
+    REQUIRE(log->discard(1, last).ok());
+    REQUIRE(log->close().ok());
+  }
+  REQUIRE(spare_count() > 1);  // a pool of them, with plaintext in place
+  for (const auto& f : segment_files(options.directory)) std::filesystem::remove(f.path);
+
+  options.encryption = test_keys(dir.path() + "/keys", {1});
+  const auto written = write_log(options, 100);
+  for (const auto& entry : std::filesystem::directory_iterator(options.directory)) {
+    CHECK_FALSE_MESSAGE(holds(read_file(entry.path().string()), kPattern), entry.path().string());
+  }
+  auto replayed = replay_with(options.directory, with_keys(options.encryption));
+  REQUIRE_MESSAGE(replayed.report.status.ok(), replayed.report.status.message());
+  CHECK(replayed.payloads == written);
+}
+
 TEST_CASE("an encrypted log with CDC leaves no plaintext in the log, cdc_raw or its index files") {
   for (Compression compression : {Compression::kNone, Compression::kLz4}) {
     CAPTURE(static_cast<int>(compression));
@@ -432,6 +466,29 @@ TEST_CASE("damage to an encrypted segment of sealed entries is corruption, never
     EncryptedLog log;
     rewrite_first_entry(log.first, [](EntryHeader& h, std::byte*) { h.table += 1; });
     log.check_corruption("encrypted entry fails authentication");
+  }
+  // Flags no build writes, the header's checksum made to match: without
+  // the sealing bit the entries' ciphertext and tags would pass for payloads.
+  for (const uint16_t flags : {uint16_t{format::kFlagSyncedMarks | format::kFlagEncrypted},
+                               uint16_t{format::kFlagSyncedMarks | format::kFlagEncrypted | format::kFlagSealedEntries |
+                                        format::kFlagLz4Sections},
+                               uint16_t{format::kFlagSyncedMarks | format::kFlagEncrypted | format::kFlagSealedEntries |
+                                        format::kFlagWholeBlocks},
+                               uint16_t{format::kFlagSyncedMarks | format::kFlagFlushGroups},
+                               uint16_t{format::kFlagEncrypted | format::kFlagSealedEntries}}) {
+    CAPTURE(flags);
+    EncryptedLog log;
+    auto bytes = read_file(log.first);
+    SegmentHeader header;
+    REQUIRE(decode_segment_header(bytes, &header) == HeaderProblem::kNone);
+    header.flags = flags;
+    encode_segment_header(header, std::span<std::byte, format::kHeaderSize>(bytes.data(), format::kHeaderSize));
+    write_file(log.first, bytes);
+    CHECK(decode_segment_header(bytes, &header) == HeaderProblem::kUnknownFlags);
+    auto skip = replay_with(log.options.directory, with_keys(log.options.encryption, RecoveryMode::kSkip));
+    for (const std::string& p : skip.payloads) {
+      CHECK(std::find(log.written.begin(), log.written.end(), p) != log.written.end());  // never ciphertext
+    }
   }
 }
 
