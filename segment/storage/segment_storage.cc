@@ -277,10 +277,14 @@ Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File
   // A plain fallocate, not zero-filling writes: on ext4 a zero-filled file can
   // sit in the page cache as large folios, and msync of one dirty 4 KiB page
   // then writes the whole folio. See FORMAT.md.
+  // The header goes in with one pwrite, not a copy through the mapping: a
+  // process killed in the middle of a copy leaves a torn header in the page
+  // cache, which the next replay must take for damage, while a write(2)
+  // inside one page is whole or absent to a process crash.
   CL_RETURN_IF_ERROR(file->allocate(0, capacity));
+  CL_RETURN_IF_ERROR(file->write_at(0, header));
   auto base = file->map(capacity);
   if (!base.ok()) return base.status();
-  std::memcpy(*base, header.data(), header.size());
   CL_RETURN_IF_ERROR(file->sync_mapped(0, header.size() + format::kMarkerSize));
   return std::unique_ptr<SegmentStorage>(new MappedStorage(std::move(file), *base));
 }

@@ -197,11 +197,16 @@ TEST_CASE(
   options.file_system = &fs;
   auto log = CommitLog::open(options);
   REQUIRE(log.ok());
+  // Once the segment after the active one is made, each with its header's
+  // one pwrite, no other segment is made here.
+  REQUIRE(testing::eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
+  const uint64_t header_writes = fs.calls(Op::kWrite);
+  CHECK(header_writes == 2);
   const std::string small(kThreshold - 1, 's'), large(kThreshold, 'L');
   for (int i = 0; i < 10; ++i) REQUIRE((*log)->append(1, std::as_bytes(std::span(small))).ok());
-  CHECK(fs.calls(Op::kWrite) == 0);
+  CHECK(fs.calls(Op::kWrite) == header_writes);
   for (int i = 0; i < 10; ++i) REQUIRE((*log)->append(1, std::as_bytes(std::span(large))).ok());
-  CHECK(fs.calls(Op::kWrite) == 10);
+  CHECK(fs.calls(Op::kWrite) == header_writes + 10);
   CHECK(fs.calls(Op::kSync) == 0);  // msync alone makes them durable
   CHECK((*log)->metrics().direct_writes == 10);
   fs.pull_plug();
@@ -253,11 +258,13 @@ TEST_CASE("direct writes with direct I/O: a producer writes its blocks while a f
 
 TEST_CASE("direct writes: a failed pwrite falls back to the copy and loses nothing") {
   FaultFileSystem fs;
-  fs.inject(Op::kWrite, EIO);
   Options options = direct_options("/db/log", Compression::kNone);
   options.file_system = &fs;
   auto log = CommitLog::open(options);
   REQUIRE(log.ok());
+  // Once the segments' headers are written (the active one and the next).
+  REQUIRE(testing::eventually([&] { return fs.calls(Op::kSyncDir) >= 2; }));
+  fs.inject(Op::kWrite, EIO);
   const std::string large(3 * kThreshold, 'L');
   for (int i = 0; i < 5; ++i) REQUIRE((*log)->append(1, std::as_bytes(std::span(large))).ok());
   CHECK(fs.failures(Op::kWrite) == 5);
