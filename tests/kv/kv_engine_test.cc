@@ -117,6 +117,27 @@ TEST_CASE("kv engine: SCAN with MATCH and COUNT visits every key once, KEYS, FLU
   CHECK(c.command({"KEYS", "*"}).elements.empty());
 }
 
+TEST_CASE("kv engine: SCAN cursors naming long keys are forgotten, oldest first, past 64 MiB of keys") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  const std::string a(7u << 20, 'a'), b(7u << 20, 'b');
+  REQUIRE(c.command({"SET", a, "1"}).text == "OK");
+  REQUIRE(c.command({"SET", b, "2"}).text == "OK");
+  std::vector<std::string> cursors;
+  for (int i = 0; i < 10; ++i) {  // each cursor holds the 7 MiB key it stopped at
+    const Reply r = c.command({"SCAN", "0", "COUNT", "1"});
+    REQUIRE(r.elements.size() == 2);
+    cursors.push_back(r.elements[0].text);
+  }
+  CHECK(c.command({"SCAN", cursors.front()}).text == "ERR invalid cursor");
+  const Reply last = c.command({"SCAN", cursors.back()});
+  REQUIRE(last.elements.size() == 2);
+  CHECK(last.elements[0].text == "0");
+  REQUIRE(last.elements[1].elements.size() == 1);
+  CHECK(last.elements[1].elements[0].text == b);
+}
+
 TEST_CASE("kv engine: CLIENT, COMMAND, CONFIG GET, INFO fields, WAITAOF, SHUTDOWN") {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
@@ -168,6 +189,10 @@ TEST_CASE("kv engine: bad options, directory or port exit 2 with one line, befor
       {{"--dir", tmp.file("file") + "/sub"}, "--dir"},
       {{"--dir", tmp.file("data"), "--bind", "256.1.1.1", "--port", "0"}, "--bind"},
       {{"--dir", tmp.file("data"), "--config", config}, "segment"},
+      {{"--dir", tmp.file("data"), "--timeout", "nan"}, "--timeout"},
+      {{"--dir", tmp.file("data"), "--timeout", "0.0001"}, "--timeout"},
+      {{"--dir", tmp.file("data"), "--client-query-buffer-limit", "1"}, "--client-query-buffer-limit"},
+      {{"--dir", tmp.file("data"), "--client-query-buffer-limit", "100gb"}, "--client-query-buffer-limit"},
   };
   for (const Case& k : cases) {
     CAPTURE(k.args);

@@ -31,14 +31,15 @@ using namespace std::chrono_literals;
 // The server's resident anonymous memory, from /proc: where client buffers
 // live. The log's segments are file pages, resident as the spare segment is
 // prepared, whenever that happens.
-uint64_t anon_rss_bytes(pid_t pid) {
+uint64_t status_bytes(pid_t pid, const std::string& field) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(status, line);) {
-    if (line.rfind("RssAnon:", 0) == 0) return std::stoull(line.substr(8)) * 1024;
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1)) * 1024;
   }
-  FAIL("no RssAnon for " << pid);
+  FAIL("no " << field << " for " << pid);
   return 0;
 }
+uint64_t anon_rss_bytes(pid_t pid) { return status_bytes(pid, "RssAnon"); }
 
 // Connects until `ready` holds for a fresh client or `limit` passes.
 template <typename Ready>
@@ -264,6 +265,41 @@ TEST_CASE(
   CHECK(watcher.command({"PING"}).text == "PONG");
   CHECK(watcher.command({"SET", "small", "v"}).text == "OK");
   CHECK(server.alive());
+}
+
+TEST_CASE("kv: an MGET naming one large value many times is cut off at --maxmemory-clients as its reply grows") {
+  constexpr uint64_t kBound = 32u << 20;
+  TempDir tmp;
+  KvServer server(tmp.file("data"), {"--maxmemory-clients", "32mb"}, tmp.file("out"));
+  Client watcher(server.port());
+  REQUIRE(watcher.command({"SET", "big", std::string(4u << 20, 'b')}).text == "OK");
+  // The peak resident size, which a reply built whole would raise by 400 MiB.
+  const uint64_t baseline = status_bytes(server.pid(), "VmRSS");
+  std::vector<std::string> mget = {"MGET"};
+  mget.insert(mget.end(), 100, "big");
+  Client greedy(server.port());
+  REQUIRE(greedy.send(Client::encode(mget)));
+  CHECK(greedy.closed_by_server());
+  const uint64_t peak = status_bytes(server.pid(), "VmHWM");
+  MESSAGE("resident baseline " << baseline / (1 << 20) << " MiB, peak " << peak / (1 << 20) << " MiB");
+  CHECK(std::stoi(info(watcher, "stats").at("evicted_clients")) >= 1);
+  CHECK(peak <= baseline + kBound + (64u << 20));
+  CHECK(watcher.command({"PING"}).text == "PONG");
+  CHECK(server.alive());
+}
+
+TEST_CASE("kv: CLIENT LIST shows a subcommand only when it is a word, so no client can forge another's line") {
+  TempDir tmp;
+  KvServer server(tmp.file("data"), {}, tmp.file("out"));
+  Client forger(server.port());
+  const Reply refused = forger.command({"CONFIG", "x y\nid=999 addr=6.6.6.6:1 name=admin cmd=get"});
+  CHECK(refused.type == '-');
+  Client observer(server.port());
+  const std::string list = observer.command({"CLIENT", "LIST"}).text;
+  CHECK(std::count(list.begin(), list.end(), '\n') == 2);  // one line per client
+  CHECK(list.find("id=999") == std::string::npos);
+  CHECK(list.find("cmd=config ") != std::string::npos);
+  CHECK(list.find("cmd=client|list") != std::string::npos);
 }
 
 TEST_CASE(

@@ -218,13 +218,24 @@ const Command* find(std::string_view name) {
 
 // What CLIENT LIST shows as the command: its name in lower case, with the
 // subcommand of a container command ("client|list"); "NULL" when unknown.
+// A subcommand is a short word: anything else a client sends there is not
+// shown, so no client can write fields or lines into another's CLIENT LIST.
 std::string command_label(const Command* command, std::span<const std::string_view> args) {
   if (command == nullptr) return "NULL";
   const bool container = command->name == "CLIENT" || command->name == "CONFIG" || command->name == "COMMAND";
-  return container && args.size() > 1 ? lower(command->name) + "|" + lower(args[1]) : lower(command->name);
+  const auto word = [](std::string_view s) {
+    return !s.empty() && s.size() <= 32 &&
+           std::all_of(s.begin(), s.end(), [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) || ch == '-'; });
+  };
+  return container && args.size() > 1 && word(args[1]) ? lower(command->name) + "|" + lower(args[1])
+                                                       : lower(command->name);
 }
 
 }  // namespace
+
+bool reply_fits(CommandContext& context, uint64_t reply_bytes) {
+  return context.client == nullptr || context.client->set_memory(context.request_bytes + reply_bytes);
+}
 
 void execute(std::span<const std::string_view> args, CommandContext& context, std::string* out) {
   const Command* command = find(args[0]);

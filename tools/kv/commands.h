@@ -38,7 +38,14 @@ struct CommandContext {
   std::string name;        // CLIENT SETNAME
   // The connection in the server's table (CLIENT LIST); null: not listed.
   ClientRegistry::Handle* client = nullptr;
+  uint64_t request_bytes = 0;  // the connection's query buffer (reply_fits())
 };
+
+// Counts a reply of `reply_bytes` being built, with the query buffer,
+// against maxmemory-clients (ClientRegistry), so that one command's reply
+// cannot grow the server past the bound. False when that disconnected the
+// client: the command should stop building it.
+bool reply_fits(CommandContext& context, uint64_t reply_bytes);
 
 // Executes one request and appends its reply to `out`. `args` is not empty.
 void execute(std::span<const std::string_view> args, CommandContext& context, std::string* out);

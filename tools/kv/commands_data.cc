@@ -86,15 +86,28 @@ void getdel(Args args, CommandContext& c, std::string* out) {
   *v ? resp::bulk(out, **v) : resp::nil(out);
 }
 
+// The reply is built in place and counted against maxmemory-clients as it
+// grows (a few keys can name one large value many times over).
 void mget(Args args, CommandContext& c, std::string* out) {
-  std::string replies;
+  constexpr uint64_t kAccountEvery = 64 << 10;
+  const size_t start = out->size();
+  size_t accounted = start;
+  resp::array(out, args.size() - 1);
   for (std::string_view key : args.subspan(1)) {
     auto v = c.store.get(key, c.fence);
-    if (!v.ok()) return store_error(v.status(), out);
-    *v ? resp::bulk(&replies, **v) : resp::nil(&replies);
+    if (!v.ok()) {
+      out->resize(start);
+      return store_error(v.status(), out);
+    }
+    *v ? resp::bulk(out, **v) : resp::nil(out);
+    if (out->size() - accounted < kAccountEvery) continue;
+    accounted = out->size();
+    if (!reply_fits(c, out->size())) {
+      out->resize(start);
+      out->shrink_to_fit();
+      return resp::error(out, "ERR the MGET reply exceeds maxmemory-clients: the client is disconnected");
+    }
   }
-  resp::array(out, args.size() - 1);
-  out->append(replies);
 }
 
 void mset(Args args, CommandContext& c, std::string* out) {

@@ -95,6 +95,7 @@ class Connection {
       if (request_.args.empty()) continue;
       env_.counters.commands.fetch_add(1, std::memory_order_relaxed);
       if (!env_.auth.admit(request_.args, &authenticated_, &out_)) continue;
+      context_.request_bytes = in_.capacity();
       execute(request_.args, context_, &out_);
       if (context_.quit) return false;
       if (out_.size() >= kMaxPendingReplies && !flush()) return false;

@@ -2,6 +2,7 @@
 #include "tools/kv/kv_store.h"
 
 #include <charconv>
+#include <unordered_set>
 
 #include "tools/kv/glob.h"
 #include "tools/kv/mutation.h"
@@ -18,8 +19,10 @@ std::optional<int64_t> parse_int64(std::string_view s) {
   return value;
 }
 
-// SCAN cursors remembered at once; the oldest is forgotten first.
+// SCAN cursors remembered at once, and the bytes of the keys they hold (a
+// key may be megabytes); the oldest is forgotten first.
 constexpr size_t kMaxCursors = 4096;
+constexpr uint64_t kMaxCursorBytes = 64 << 20;
 
 // EXPIRE's conditions for a key expiring at `current` (0: never) and the
 // new expiry `at`, as Redis 7 checks them.
@@ -125,10 +128,9 @@ Status KvStore::mset(std::span<const std::string_view> keys_and_values, DurableF
 Result<int64_t> KvStore::del(std::span<const std::string_view> keys, DurableFence& fence) {
   std::lock_guard lock(mu_);
   std::vector<EngineWrite> writes;
+  std::unordered_set<std::string_view> seen;
   for (std::string_view key : keys) {
-    bool seen = false;
-    for (const EngineWrite& w : writes) seen = seen || w.key == key;
-    if (seen) continue;
+    if (!seen.insert(key).second) continue;
     auto current = live(key, true);
     if (!current.ok()) return current.status();
     if (*current) writes.push_back({EngineWrite::Kind::kDelete, std::string(key), {}});
@@ -269,8 +271,13 @@ Result<uint64_t> KvStore::scan(uint64_t cursor, std::string_view pattern, uint64
   CL_RETURN_IF_ERROR(status);
   if (!more) return uint64_t{0};
   std::lock_guard lock(cursor_mu_);
-  if (cursors_.size() >= kMaxCursors) cursors_.erase(cursors_.begin());
+  while (!cursors_.empty() &&
+         (cursors_.size() >= kMaxCursors || cursor_bytes_ + last.size() > kMaxCursorBytes)) {
+    cursor_bytes_ -= cursors_.begin()->second.size();
+    cursors_.erase(cursors_.begin());
+  }
   const uint64_t next = next_cursor_++;
+  cursor_bytes_ += last.size();
   cursors_.emplace(next, std::move(last));
   return next;
 }

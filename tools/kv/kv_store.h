@@ -151,6 +151,7 @@ class KvStore {
   std::mutex cursor_mu_;
   std::map<uint64_t, std::string> cursors_;  // SCAN cursor -> last key returned; guarded by cursor_mu_
   uint64_t next_cursor_ = 1;                 // guarded by cursor_mu_
+  uint64_t cursor_bytes_ = 0;                // of the keys in cursors_; guarded by cursor_mu_
   std::atomic<uint64_t> writes_{0};
   std::atomic<bool> failed_{false};
 };

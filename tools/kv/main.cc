@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <map>
 
@@ -212,7 +213,11 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", args.timeout_s,
                  "seconds a client may stay idle before it is disconnected; 0: never")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e9));
+      ->check([](const std::string& text) {
+        // Range alone lets NaN through; below a millisecond would mean "never".
+        const double s = std::strtod(text.c_str(), nullptr);
+        return s == 0 || (s >= 0.001 && s <= 1e9) ? std::string() : "from 0.001 to 1e9 seconds, or 0";
+      });
   add_memory_option(app, "--client-query-buffer-limit", &options.query_buffer_limit,
                     "largest request a client may send (at most max_mutation_size + 1mb, the "
                     "default)",

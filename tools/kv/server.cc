@@ -58,6 +58,14 @@ Status Server::check_input(const Options& log_options) {
   }
   if (options_.memtable_bytes < (64u << 10))
     return Status::invalid_argument("--memtable-size: at least 64kb");
+  // Redis's floor; the ceiling is the largest request a mutation can carry.
+  const uint64_t max_request = log_options.effective_max_mutation_size() + (1u << 20);
+  if (options_.query_buffer_limit > 0 &&
+      (options_.query_buffer_limit < (1u << 20) || options_.query_buffer_limit > max_request)) {
+    return Status::invalid_argument(fmt::format(
+        "--client-query-buffer-limit: {} bytes, not from 1mb to max_mutation_size + 1mb ({} bytes)",
+        options_.query_buffer_limit, max_request));
+  }
   FileSystem& fs = *options_.log.file_system;
   if (Status s = fs.create_dirs(options_.dir, options_.log.directory_mode); !s.ok())
     return Status::invalid_argument("--dir " + options_.dir + ": " + s.message());
@@ -134,10 +142,7 @@ Status Server::start() {
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
-  limits.max_request = max_bulk + (1u << 20);
-  if (options_.query_buffer_limit > 0) {
-    limits.max_request = std::min<uint64_t>(limits.max_request, options_.query_buffer_limit);
-  }
+  limits.max_request = options_.query_buffer_limit > 0 ? options_.query_buffer_limit : max_bulk + (1u << 20);
   limits.max_bulk = std::min(max_bulk, limits.max_request);
   env_.reset(new ConnectionEnv{store_, limits, counters_, hooks_, auth_});
   const std::string password = auth_.required() ? "password required" : "no password";
