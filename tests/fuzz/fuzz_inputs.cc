@@ -86,6 +86,13 @@ size_t read_requests(std::span<const std::byte> bytes) {
       total += arg.size();
     }
     if (in[0] == '*') require(total <= limits.max_request);
+    // In two pieces, the second call going on where the first stopped.
+    kv::resp::Request pieces;
+    kv::resp::parse_request(in.substr(0, request.consumed / 2), limits, &pieces);
+    require(pieces.state == kv::resp::Request::State::kIncomplete);
+    kv::resp::parse_request(in.substr(0, request.consumed), limits, &pieces);
+    require(pieces.state == kv::resp::Request::State::kComplete && pieces.consumed == request.consumed &&
+            pieces.args == request.args);
     if (!request.args.empty() && request.args.size() <= limits.max_args && total <= limits.max_request) {
       const std::string encoded = encode(request.args);
       kv::resp::parse_request(encoded, limits, &again);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // commitlog-kv's bytes: the mutation format (round trip, and every malformed
-// payload refused as corruption) and the glob of SCAN, KEYS and CONFIG GET.
+// payload refused as corruption), requests arriving in pieces, and the glob
+// of SCAN, KEYS and CONFIG GET.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -8,6 +10,7 @@
 
 #include "tools/kv/glob.h"
 #include "tools/kv/mutation.h"
+#include "tools/kv/resp.h"
 #include "tools/kv/value.h"
 
 namespace commitlog::kv {
@@ -65,6 +68,44 @@ TEST_CASE("kv format: every truncation and forgery is corruption, never a crash"
   CHECK(decode(bytes(std::string("\x09\x01", 2)), &decoded).code() == ErrorCode::kCorruption);
   CHECK_FALSE(decode_value("short"));
   CHECK_FALSE(decode_checkpoint("15 bytes only!!"));
+}
+
+TEST_CASE("kv format: a request arriving a byte at a time parses as in one piece, going on where it stopped") {
+  std::string wire;
+  std::vector<std::string> want = {"MSET", "", std::string(300, 'v'), "k2", "x\r\ny"};
+  wire += "*" + std::to_string(want.size()) + "\r\n";
+  std::vector<size_t> ends;  // where each argument's bytes end
+  for (const std::string& arg : want) {
+    wire += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+    ends.push_back(wire.size());
+  }
+  const std::string next = "*1\r\n$4\r\nPING\r\n";
+  const std::string stream = wire + next;
+  resp::Limits limits;
+  resp::Request request;
+  size_t fed = 0;
+  for (fed = 1; fed <= wire.size(); ++fed) {
+    resp::parse_request(std::string_view(stream).substr(0, fed), limits, &request);
+    if (request.state != resp::Request::State::kIncomplete) break;
+    // Each whole argument so far is kept, so the next call starts after it.
+    const auto whole = static_cast<size_t>(std::count_if(ends.begin(), ends.end(), [&](size_t e) { return e <= fed; }));
+    CHECK(request.progress.parsed.size() == whole);
+  }
+  REQUIRE(request.state == resp::Request::State::kComplete);
+  CHECK(fed == wire.size());
+  CHECK(request.consumed == wire.size());
+  CHECK(std::vector<std::string>(request.args.begin(), request.args.end()) == want);
+  // The next request, from a completed one, parses afresh.
+  resp::parse_request(std::string_view(stream).substr(request.consumed), limits, &request);
+  REQUIRE(request.state == resp::Request::State::kComplete);
+  CHECK(std::vector<std::string>(request.args.begin(), request.args.end()) == std::vector<std::string>{"PING"});
+  // Limits hold across pieces: the third argument passes the request's bound.
+  limits.max_request = 200;
+  resp::Request bounded;
+  resp::parse_request(std::string_view(wire).substr(0, 20), limits, &bounded);
+  CHECK(bounded.state == resp::Request::State::kIncomplete);
+  resp::parse_request(wire, limits, &bounded);
+  CHECK(bounded.state == resp::Request::State::kError);
 }
 
 TEST_CASE("kv format: Redis's glob") {

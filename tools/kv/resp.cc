@@ -2,6 +2,7 @@
 #include "tools/kv/resp.h"
 
 #include <charconv>
+#include <utility>
 
 #include <fmt/core.h>
 
@@ -51,6 +52,7 @@ void parse_inline(std::string_view in, const Limits& limits, Request* out) {
 }  // namespace
 
 void parse_request(std::string_view in, const Limits& limits, Request* out) {
+  Request::Progress progress = std::exchange(out->progress, {});
   out->state = Request::State::kIncomplete;
   out->consumed = 0;
   out->args.clear();
@@ -59,51 +61,57 @@ void parse_request(std::string_view in, const Limits& limits, Request* out) {
   if (in[0] != '*') return parse_inline(in, limits, out);
 
   std::string_view line;
-  if (!line_at(in, 0, &line)) {
-    if (in.size() > limits.max_inline) fail(out, "too big multibulk count line");
-    return;
+  if (progress.count == 0) {
+    if (!line_at(in, 0, &line)) {
+      if (in.size() > limits.max_inline) fail(out, "too big multibulk count line");
+      return;
+    }
+    int64_t count = 0;
+    if (!parse_length(line.substr(1), &count) || count > static_cast<int64_t>(limits.max_args)) {
+      return fail(out, "invalid multibulk length");
+    }
+    if (count <= 0) {  // "*0" and "*-1" are empty requests, skipped as Redis does
+      out->state = Request::State::kComplete;
+      out->consumed = line.size() + 2;
+      return;
+    }
+    progress.count = count;
+    progress.next = line.size() + 2;
   }
-  int64_t count = 0;
-  if (!parse_length(line.substr(1), &count) || count > static_cast<int64_t>(limits.max_args)) {
-    return fail(out, "invalid multibulk length");
-  }
-  size_t pos = line.size() + 2;
-  if (count <= 0) {  // "*0" and "*-1" are empty requests, skipped as Redis does
-    out->state = Request::State::kComplete;
-    out->consumed = pos;
-    return;
-  }
-  uint64_t total = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    if (pos >= in.size()) return;
+  while (static_cast<int64_t>(progress.parsed.size()) < progress.count) {
+    size_t pos = progress.next;
+    if (pos >= in.size()) break;
     if (in[pos] != '$') {
       return fail(out, fmt::format("expected '$', got '{}'", printable(in.substr(pos, 1))));
     }
     if (!line_at(in, pos, &line)) {
-      if (in.size() - pos > limits.max_inline) fail(out, "too big bulk length line");
-      return;
+      if (in.size() - pos > limits.max_inline) return fail(out, "too big bulk length line");
+      break;
     }
     int64_t length = 0;
-    if (!parse_length(line.substr(1), &length) || length < 0)
-      return fail(out, "invalid bulk length");
+    if (!parse_length(line.substr(1), &length) || length < 0) return fail(out, "invalid bulk length");
     if (static_cast<uint64_t>(length) > limits.max_bulk) {
-      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", length,
-                                   limits.max_bulk));
+      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", length, limits.max_bulk));
     }
-    total += static_cast<uint64_t>(length);
-    if (total > limits.max_request) {
+    if (progress.bytes + static_cast<uint64_t>(length) > limits.max_request) {
       return fail(out, fmt::format("request larger than {} bytes", limits.max_request));
     }
     pos += line.size() + 2;
     const auto size = static_cast<size_t>(length);
-    if (in.size() - pos < size + 2) return;
-    if (in[pos + size] != '\r' || in[pos + size + 1] != '\n')
-      return fail(out, "bulk not followed by CRLF");
-    out->args.push_back(in.substr(pos, size));
-    pos += size + 2;
+    if (in.size() - pos < size + 2) break;
+    if (in[pos + size] != '\r' || in[pos + size + 1] != '\n') return fail(out, "bulk not followed by CRLF");
+    progress.parsed.emplace_back(pos, size);
+    progress.bytes += size;
+    progress.next = pos + size + 2;
   }
+  if (static_cast<int64_t>(progress.parsed.size()) < progress.count) {
+    out->progress = std::move(progress);
+    return;
+  }
+  out->args.reserve(progress.parsed.size());
+  for (const auto& [at, size] : progress.parsed) out->args.push_back(in.substr(at, size));
   out->state = Request::State::kComplete;
-  out->consumed = pos;
+  out->consumed = progress.next;
 }
 
 void simple(std::string* out, std::string_view text) {

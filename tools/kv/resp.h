@@ -37,9 +37,21 @@ struct Request {
   size_t consumed = 0;                 // bytes of the request (kComplete)
   std::vector<std::string_view> args;  // views into the input (kComplete); may be empty
   std::string error;                   // "Protocol error: ..." (kError)
+  // kIncomplete: how far a multibulk request was parsed, as offsets from
+  // its start, so that the next call goes on from there.
+  struct Progress {
+    int64_t count = 0;     // arguments it announced; 0: none parsed yet
+    size_t next = 0;       // where the next argument's length line starts
+    uint64_t bytes = 0;    // of the arguments parsed
+    std::vector<std::pair<size_t, size_t>> parsed;  // offset and size of each
+  } progress;
 };
 
-// Parses the request at the start of `in` into `*out`.
+// Parses the request at the start of `in` into `*out`. After kIncomplete,
+// call again with the same request at the start of `in` and more of its
+// bytes: the parse goes on where it stopped, so a request of many
+// arguments arriving in small pieces costs time linear in its size. Any
+// other use takes a fresh Request.
 void parse_request(std::string_view in, const Limits& limits, Request* out);
 
 // Reply encoders; each appends to `out`.
