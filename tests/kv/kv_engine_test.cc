@@ -46,6 +46,12 @@ TEST_CASE("kv engine: SET's options, the integer commands, APPEND, STRLEN, GETDE
   CHECK(c.command({"DECR", "n"}).integer == 9);
   CHECK(c.command({"DECRBY", "n", "20"}).integer == -11);
   CHECK(c.command({"INCRBY", "n", "x"}).text == "ERR value is not an integer or out of range");
+  for (const char* text : {"007", "-0", "+5", " 5"}) {  // not as Redis writes an integer
+    CHECK(c.command({"SET", "odd", text}).text == "OK");
+    CHECK(c.command({"INCR", "odd"}).text == "ERR value is not an integer or out of range");
+  }
+  CHECK(c.command({"SET", "zero", "0"}).text == "OK");
+  CHECK(c.command({"INCR", "zero"}).integer == 1);
   CHECK(c.command({"APPEND", "s", "ab"}).integer == 2);
   CHECK(c.command({"APPEND", "s", "cd"}).integer == 4);
   CHECK(c.command({"STRLEN", "s"}).integer == 4);
@@ -189,6 +195,7 @@ TEST_CASE("kv engine: bad options, directory or port exit 2 with one line, befor
       {{"--dir", tmp.file("file") + "/sub"}, "--dir"},
       {{"--dir", tmp.file("data"), "--bind", "256.1.1.1", "--port", "0"}, "--bind"},
       {{"--dir", tmp.file("data"), "--config", config}, "segment"},
+      {{"--dir", tmp.file("data"), "--bind", "1.2.3"}, "not an IPv4 or IPv6 address"},
       {{"--dir", tmp.file("data"), "--timeout", "nan"}, "--timeout"},
       {{"--dir", tmp.file("data"), "--timeout", "0.0001"}, "--timeout"},
       {{"--dir", tmp.file("data"), "--client-query-buffer-limit", "1"}, "--client-query-buffer-limit"},

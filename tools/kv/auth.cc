@@ -154,6 +154,11 @@ Result<std::string> read_password_file(const std::string& path) {
 }
 
 Status check_protected_mode(const std::string& bind, bool password_set, bool protected_mode) {
+  in_addr a4{};
+  in6_addr a6{};
+  if (::inet_pton(AF_INET, bind.c_str(), &a4) != 1 && ::inet_pton(AF_INET6, bind.c_str(), &a6) != 1) {
+    return Status::invalid_argument("--bind " + bind + ": not an IPv4 or IPv6 address");
+  }
   if (!protected_mode || password_set || is_loopback(bind)) return {};
   return Status::invalid_argument(
       "--bind " + bind +

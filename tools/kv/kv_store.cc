@@ -11,8 +11,12 @@
 namespace commitlog::kv {
 namespace {
 
-// Redis's rule: the whole value is a decimal 64-bit integer, no spaces or '+'.
+// Redis's rule: the whole value is a decimal 64-bit integer as Redis would
+// write it: no spaces, '+', leading zeros or "-0".
 std::optional<int64_t> parse_int64(std::string_view s) {
+  const std::string_view digits = s.starts_with('-') ? s.substr(1) : s;
+  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
+  if (s == "-0") return std::nullopt;
   int64_t value = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
