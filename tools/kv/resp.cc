@@ -2,7 +2,6 @@
 #include "tools/kv/resp.h"
 
 #include <charconv>
-#include <utility>
 
 #include <fmt/core.h>
 
@@ -52,7 +51,15 @@ void parse_inline(std::string_view in, const Limits& limits, Request* out) {
 }  // namespace
 
 void parse_request(std::string_view in, const Limits& limits, Request* out) {
-  Request::Progress progress = std::exchange(out->progress, {});
+  // Kept across calls, capacity and all: the argument vectors are reused
+  // from request to request.
+  Request::Progress& progress = out->progress;
+  if (out->state != Request::State::kIncomplete) progress.count = 0;  // a new request
+  if (progress.count == 0) {
+    progress.next = 0;
+    progress.bytes = 0;
+    progress.parsed.clear();
+  }
   out->state = Request::State::kIncomplete;
   out->consumed = 0;
   out->args.clear();
@@ -104,11 +111,7 @@ void parse_request(std::string_view in, const Limits& limits, Request* out) {
     progress.bytes += size;
     progress.next = pos + size + 2;
   }
-  if (static_cast<int64_t>(progress.parsed.size()) < progress.count) {
-    out->progress = std::move(progress);
-    return;
-  }
-  out->args.reserve(progress.parsed.size());
+  if (static_cast<int64_t>(progress.parsed.size()) < progress.count) return;
   for (const auto& [at, size] : progress.parsed) out->args.push_back(in.substr(at, size));
   out->state = Request::State::kComplete;
   out->consumed = progress.next;
