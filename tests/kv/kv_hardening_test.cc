@@ -283,7 +283,8 @@ TEST_CASE("kv: an MGET naming one large value many times is cut off at --maxmemo
   const uint64_t peak = status_bytes(server.pid(), "VmHWM");
   MESSAGE("resident baseline " << baseline / (1 << 20) << " MiB, peak " << peak / (1 << 20) << " MiB");
   CHECK(std::stoi(info(watcher, "stats").at("evicted_clients")) >= 1);
-  CHECK(peak <= baseline + kBound + (64u << 20));
+  // Under ASan its quarantine keeps freed buffers (each value read, too) resident.
+  if (!kAddressSanitizer) CHECK(peak <= baseline + kBound + (64u << 20));
   CHECK(watcher.command({"PING"}).text == "PONG");
   CHECK(server.alive());
 }
