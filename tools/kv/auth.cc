@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <fstream>
+#include <optional>
 
 namespace commitlog::kv {
 namespace {
@@ -33,11 +34,13 @@ bool same_secret(std::string_view a, std::string_view b) {
   return differ == 0;
 }
 
-bool is_loopback(const std::string& bind) {
+// Whether the address `bind` is a loopback one; nullopt when it is no address.
+std::optional<bool> is_loopback(const std::string& bind) {
   in_addr a4{};
   if (::inet_pton(AF_INET, bind.c_str(), &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
   in6_addr a6{};
-  return ::inet_pton(AF_INET6, bind.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+  if (::inet_pton(AF_INET6, bind.c_str(), &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -154,12 +157,9 @@ Result<std::string> read_password_file(const std::string& path) {
 }
 
 Status check_protected_mode(const std::string& bind, bool password_set, bool protected_mode) {
-  in_addr a4{};
-  in6_addr a6{};
-  if (::inet_pton(AF_INET, bind.c_str(), &a4) != 1 && ::inet_pton(AF_INET6, bind.c_str(), &a6) != 1) {
-    return Status::invalid_argument("--bind " + bind + ": not an IPv4 or IPv6 address");
-  }
-  if (!protected_mode || password_set || is_loopback(bind)) return {};
+  const std::optional<bool> loopback = is_loopback(bind);
+  if (!loopback) return Status::invalid_argument("--bind " + bind + ": not an IPv4 or IPv6 address");
+  if (!protected_mode || password_set || *loopback) return {};
   return Status::invalid_argument(
       "--bind " + bind +
       " accepts clients from other machines, and no password is set (protected mode): set "

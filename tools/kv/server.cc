@@ -52,6 +52,14 @@ Server::Server(ServerOptions options)
 
 Server::~Server() = default;
 
+namespace {
+
+// The largest request a client may send by default: a mutation's largest
+// value, with room for the command and its key.
+uint64_t largest_request(const Options& log_options) { return log_options.effective_max_mutation_size() + (1u << 20); }
+
+}  // namespace
+
 Status Server::check_input(const Options& log_options) {
   if (!options_.reference_rocksdb_wal) {
     if (Status s = check_options(log_options); !s.ok()) return Status::invalid_argument(s.message());
@@ -59,7 +67,7 @@ Status Server::check_input(const Options& log_options) {
   if (options_.memtable_bytes < (64u << 10))
     return Status::invalid_argument("--memtable-size: at least 64kb");
   // Redis's floor; the ceiling is the largest request a mutation can carry.
-  const uint64_t max_request = log_options.effective_max_mutation_size() + (1u << 20);
+  const uint64_t max_request = largest_request(log_options);
   if (options_.query_buffer_limit > 0 &&
       (options_.query_buffer_limit < (1u << 20) || options_.query_buffer_limit > max_request)) {
     return Status::invalid_argument(fmt::format(
@@ -142,7 +150,7 @@ Status Server::start() {
 
   const uint64_t max_bulk = log_options.effective_max_mutation_size();
   resp::Limits limits;
-  limits.max_request = options_.query_buffer_limit > 0 ? options_.query_buffer_limit : max_bulk + (1u << 20);
+  limits.max_request = options_.query_buffer_limit > 0 ? options_.query_buffer_limit : largest_request(log_options);
   limits.max_bulk = std::min(max_bulk, limits.max_request);
   env_.reset(new ConnectionEnv{store_, limits, counters_, hooks_, auth_});
   const std::string password = auth_.required() ? "password required" : "no password";
