@@ -36,7 +36,7 @@ std::string appendfsync(const CommitLog* log, bool reference) {
 std::vector<std::pair<std::string, std::string>> Server::config() const {
   return {
       {"appendonly", "yes"},
-      {"appendfsync", appendfsync(log_.get(), options_.reference_rocksdb_wal)},
+      {"appendfsync", appendfsync(data_.log(), options_.reference_rocksdb_wal)},
       {"save", ""},
       {"databases", "1"},
       {"port", std::to_string(listener_.port())},
@@ -50,7 +50,7 @@ std::vector<std::pair<std::string, std::string>> Server::config() const {
       {"protected-mode", options_.protected_mode ? "yes" : "no"},
       {"io-threads", std::to_string(options_.threads)},
       {"cluster-enabled", "no"},
-      {"commitlog_sync", policy_name_},
+      {"commitlog_sync", policy_name()},
   };
 }
 
@@ -97,8 +97,8 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("maxmemory", 0);
     line("maxmemory_policy", "noeviction");
     line("mem_clients_normal", clients_->memory());
-    line("kv_rocksdb_memtable_bytes", engine_->property("rocksdb.cur-size-all-mem-tables"));
-    line("kv_rocksdb_sst_bytes", engine_->property("rocksdb.total-sst-files-size"));
+    line("kv_rocksdb_memtable_bytes", data_.engine().property("rocksdb.cur-size-all-mem-tables"));
+    line("kv_rocksdb_sst_bytes", data_.engine().property("rocksdb.total-sst-files-size"));
     out += "\r\n";
   }
   if (wanted("persistence")) out += info_persistence();
@@ -116,19 +116,20 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("kv_idle_clients_closed", clients_->timed_out());
     line("total_protocol_errors", counters_.protocol_errors.load());
     line("total_durability_failures", counters_.durability_failures.load());
-    line("total_writes", store_.writes());
+    line("total_writes", data_.store().writes());
     out += "\r\n";
   }
-  if (wanted("commitlog") && log_) {
-    const MetricsSnapshot m = log_->metrics();
+  if (wanted("commitlog") && data_.log() != nullptr) {
+    const CommitLog& log = *data_.log();
+    const MetricsSnapshot m = log.metrics();
     out += "# Commitlog\r\n";
-    line("commitlog_sync", policy_name_);
-    line("commitlog_directory", log_dir_);
-    auto files = list_segment_files(*options_.log.file_system, log_dir_);
+    line("commitlog_sync", policy_name());
+    line("commitlog_directory", data_.log_dir());
+    auto files = list_segment_files(*options_.log.file_system, data_.log_dir());
     line("commitlog_segment_files", files.ok() ? files->size() : 0);
     // The sync thread's own counts (CommitLogStats), then the metrics table.
-    const CommitLogStats st = log_->stats();
-    line("commitlog_segment_size", log_->options().segment_size);
+    const CommitLogStats st = log.stats();
+    line("commitlog_segment_size", log.options().segment_size);
     line("commitlog_flushes", st.flushes);
     line("commitlog_seals", st.seals);
     line("commitlog_flushed_mutations", st.flushed_mutations);
@@ -137,7 +138,7 @@ std::string Server::info(std::span<const std::string_view> sections) {
                                                 static_cast<double>(st.flushes)
                                           : 0.0));
     line("commitlog_spin_wait_us",
-         std::chrono::duration_cast<std::chrono::microseconds>(log_->options().spin_wait).count());
+         std::chrono::duration_cast<std::chrono::microseconds>(log.options().spin_wait).count());
     for (const MetricField& f : metric_fields()) {
       line(fmt::format("commitlog_{}", f.name), m.*f.value);
     }
@@ -148,10 +149,10 @@ std::string Server::info(std::span<const std::string_view> sections) {
     out += "# Keyspace\r\n";
     // Counted while RocksDB's estimate is small; past it the estimate, so
     // that INFO stays cheap on a large store.
-    uint64_t keys = engine_->property("rocksdb.estimate-num-keys");
+    uint64_t keys = data_.engine().property("rocksdb.estimate-num-keys");
     DurableFence unused;
     if (keys <= kCountKeysUpTo) {
-      if (auto counted = store_.size(unused); counted.ok()) keys = *counted;
+      if (auto counted = data_.store().size(unused); counted.ok()) keys = *counted;
     }
     if (keys > 0) line("db0", fmt::format("keys={},expires=0,avg_ttl=0", keys));
     out += "\r\n";
@@ -164,8 +165,9 @@ std::string Server::info_persistence() {
   auto line = [&](std::string_view key, const auto& value) {
     out += fmt::format("{}:{}\r\n", key, value);
   };
-  const bool failed = store_.failed() || counters_.durability_failures.load() > 0;
-  std::lock_guard lock(flush_mu_);
+  const bool failed = data_.store().failed() || counters_.durability_failures.load() > 0;
+  const LogDiscarder::Report discards = data_.discards();
+  const StartupReport& startup = data_.startup();
   line("loading", 0);
   line("async_loading", 0);
   line("rdb_changes_since_last_save", 0);
@@ -177,21 +179,21 @@ std::string Server::info_persistence() {
   line("aof_last_bgrewrite_status", "ok");
   line("aof_last_write_status", failed ? "err" : "ok");
   line("kv_engine", "rocksdb");
-  line("kv_engine_dir", engine_dir_);
-  line("kv_durability", log_ ? "commitlog" : "rocksdb-wal-sync");
-  if (!log_) line("kv_rocksdb_wal_syncs", engine_->wal_syncs());
-  line("kv_rocksdb_memtable_limit", engine_->memtable_bytes());
-  line("kv_rocksdb_flushes", engine_->flushes());
-  line("kv_flush_requests", flush_requests_);
-  line("kv_flushed_checkpoint", flushed_ ? flushed_->to_string() : "none");
-  line("kv_log_discards", discards_);
-  line("kv_log_discarded_to", discarded_ ? discarded_->to_string() : "none");
-  line("kv_last_error", last_error_.empty() ? "none" : last_error_);
-  line("kv_startup_checkpoint", startup_.checkpoint ? startup_.checkpoint->to_string() : "none");
-  line("kv_startup_replayed_mutations", startup_.replayed);
-  line("kv_startup_skipped_mutations", startup_.skipped);
-  line("kv_startup_replay_ms", fmt::format("{:.1f}", startup_.replay_ms));
-  line("kv_startup_torn_tail_bytes", startup_.torn_tail_bytes);
+  line("kv_engine_dir", data_.engine_dir());
+  line("kv_durability", data_.log() ? "commitlog" : "rocksdb-wal-sync");
+  if (!data_.log()) line("kv_rocksdb_wal_syncs", data_.engine().wal_syncs());
+  line("kv_rocksdb_memtable_limit", data_.engine().memtable_bytes());
+  line("kv_rocksdb_flushes", data_.engine().flushes());
+  line("kv_flush_requests", discards.flush_requests);
+  line("kv_flushed_checkpoint", discards.flushed ? discards.flushed->to_string() : "none");
+  line("kv_log_discards", discards.discards);
+  line("kv_log_discarded_to", discards.discarded ? discards.discarded->to_string() : "none");
+  line("kv_last_error", discards.last_error.empty() ? "none" : discards.last_error);
+  line("kv_startup_checkpoint", startup.checkpoint ? startup.checkpoint->to_string() : "none");
+  line("kv_startup_replayed_mutations", startup.replayed);
+  line("kv_startup_skipped_mutations", startup.skipped);
+  line("kv_startup_replay_ms", fmt::format("{:.1f}", startup.replay_ms));
+  line("kv_startup_torn_tail_bytes", startup.torn_tail_bytes);
   out += "\r\n";
   return out;
 }
