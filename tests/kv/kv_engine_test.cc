@@ -123,6 +123,36 @@ TEST_CASE("kv engine: SCAN with MATCH and COUNT visits every key once, KEYS, FLU
   CHECK(c.command({"KEYS", "*"}).elements.empty());
 }
 
+TEST_CASE("kv engine: SCAN returns the empty key once and ends - an empty pattern matches it alone") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  for (const char* key : {"", "a", "z"}) REQUIRE(c.command({"SET", key, "v"}).text == "OK");
+  std::vector<std::string> seen;
+  std::string cursor = "0";
+  int calls = 0;
+  do {
+    const Reply r = c.command({"SCAN", cursor, "COUNT", "1"});
+    REQUIRE(r.elements.size() == 2);
+    cursor = r.elements[0].text;
+    for (const Reply& k : r.elements[1].elements) seen.push_back(k.text);
+    ++calls;
+  } while (cursor != "0" && calls < 10);
+  CHECK(cursor == "0");
+  CHECK(seen == std::vector<std::string>{"", "a", "z"});
+  const auto keys = [&](const std::vector<std::string>& command) {
+    const Reply r = c.command(command);
+    const std::vector<Reply>& list = command[0] == "SCAN" ? r.elements.at(1).elements : r.elements;
+    std::set<std::string> found;
+    for (const Reply& k : list) found.insert(k.text);
+    return found;
+  };
+  CHECK(keys({"KEYS", ""}) == std::set<std::string>{""});
+  CHECK(keys({"SCAN", "0", "MATCH", ""}) == std::set<std::string>{""});
+  CHECK(keys({"KEYS", "*"}) == std::set<std::string>{"", "a", "z"});
+  CHECK(keys({"SCAN", "0", "MATCH", "*"}) == std::set<std::string>{"", "a", "z"});
+}
+
 TEST_CASE("kv engine: SCAN cursors naming long keys are forgotten, oldest first, past 64 MiB of keys") {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));

@@ -32,6 +32,13 @@ std::optional<int64_t> expiry_ms(std::string_view arg, int64_t unit_ms, bool abs
   return ms;
 }
 
+// A KEYS or SCAN MATCH pattern for KvStore::scan: "*" is every key, the
+// empty one included, as Redis reads it; any other pattern is matched.
+std::optional<std::string_view> key_pattern(std::string_view pattern) {
+  if (pattern == "*") return std::nullopt;
+  return pattern;
+}
+
 }  // namespace
 
 std::string upper(std::string_view s) {
@@ -219,13 +226,13 @@ void scan(Args args, CommandContext& c, std::string* out) {
   uint64_t cursor = 0;
   const auto [end, ec] = std::from_chars(args[1].data(), args[1].data() + args[1].size(), cursor);
   if (ec != std::errc() || end != args[1].data() + args[1].size()) return resp::error(out, "ERR invalid cursor");
-  std::string_view pattern;
+  std::optional<std::string_view> pattern;
   int64_t count = 10;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string opt = upper(args[i]);
     if (i + 1 >= args.size()) return syntax(out);
     if (opt == "MATCH") {
-      pattern = args[++i];
+      pattern = key_pattern(args[++i]);
     } else if (opt == "COUNT") {
       auto n = to_int(args[++i]);
       if (!n) return not_integer(out);
@@ -240,8 +247,7 @@ void scan(Args args, CommandContext& c, std::string* out) {
   std::vector<std::string> keys;
   uint64_t next = 0;
   if (count > 0) {
-    auto r = c.store.scan(cursor, pattern == "*" ? std::string_view() : pattern,
-                          static_cast<uint64_t>(count), &keys, c.fence);
+    auto r = c.store.scan(cursor, pattern, static_cast<uint64_t>(count), &keys, c.fence);
     if (!r.ok()) return store_error(r.status(), out);
     next = *r;
   }
@@ -253,8 +259,7 @@ void scan(Args args, CommandContext& c, std::string* out) {
 
 void keys(Args args, CommandContext& c, std::string* out) {
   std::vector<std::string> keys;
-  auto r = c.store.scan(0, args[1] == "*" ? std::string_view() : args[1],
-                        std::numeric_limits<uint64_t>::max(), &keys, c.fence);
+  auto r = c.store.scan(0, key_pattern(args[1]), std::numeric_limits<uint64_t>::max(), &keys, c.fence);
   if (!r.ok()) return store_error(r.status(), out);
   resp::array(out, keys.size());
   for (const std::string& k : keys) resp::bulk(out, k);

@@ -133,12 +133,12 @@ Result<std::optional<std::string>> Engine::get(std::string_view key) {
   return std::optional<std::string>(std::move(value));
 }
 
-Status Engine::scan(std::string_view after,
+Status Engine::scan(std::optional<std::string_view> after,
                     const std::function<bool(std::string_view, std::string_view)>& each) {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  const std::string start = data_key(after);
+  const std::string start = data_key(after.value_or(std::string_view()));
   it->Seek(start);
-  if (!after.empty() && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
+  if (after && it->Valid() && it->key() == rocksdb::Slice(start)) it->Next();
   for (; it->Valid(); it->Next()) {
     const rocksdb::Slice k = it->key();
     if (k.size() == 0 || k[0] != kDataPrefix) break;

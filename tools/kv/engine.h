@@ -79,9 +79,9 @@ class Engine {
   uint64_t wal_syncs() const { return wal_syncs_.load(std::memory_order_relaxed); }
   // The stored value of `key` (nullopt: absent).
   [[nodiscard]] Result<std::optional<std::string>> get(std::string_view key);
-  // Calls `each(key, stored)` in key order from the first key > `after`
-  // (empty: from the start) while it returns true.
-  [[nodiscard]] Status scan(std::string_view after,
+  // Calls `each(key, stored)` in key order from the first key > `*after`
+  // (nullopt: from the start, the empty key included) while it returns true.
+  [[nodiscard]] Status scan(std::optional<std::string_view> after,
                             const std::function<bool(std::string_view, std::string_view)>& each);
   // Flushes the memtables (waits); the listener then reports the checkpoint.
   [[nodiscard]] Status flush();

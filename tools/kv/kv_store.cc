@@ -246,9 +246,9 @@ Result<int64_t> KvStore::exists(std::span<const std::string_view> keys, DurableF
   return count;
 }
 
-Result<uint64_t> KvStore::scan(uint64_t cursor, std::string_view pattern, uint64_t count,
-                               std::vector<std::string>* keys, DurableFence& fence) {
-  std::string after;
+Result<uint64_t> KvStore::scan(uint64_t cursor, std::optional<std::string_view> pattern,
+                               uint64_t count, std::vector<std::string>* keys, DurableFence& fence) {
+  std::optional<std::string> after;
   if (cursor != 0) {
     std::lock_guard lock(cursor_mu_);
     auto it = cursors_.find(cursor);
@@ -268,7 +268,7 @@ Result<uint64_t> KvStore::scan(uint64_t cursor, std::string_view pattern, uint64
     ++visited;
     last.assign(key);
     auto v = decode_value(stored);
-    if (v && !v->expired(now) && (pattern.empty() || glob_match(pattern, key)))
+    if (v && !v->expired(now) && (!pattern || glob_match(*pattern, key)))
       keys->emplace_back(key);
     return true;
   });
@@ -290,7 +290,7 @@ Result<uint64_t> KvStore::size(DurableFence& fence) {
   read_fence(fence);
   uint64_t n = 0;
   const int64_t now = now_ms_();
-  CL_RETURN_IF_ERROR(engine_->scan({}, [&](std::string_view, std::string_view stored) {
+  CL_RETURN_IF_ERROR(engine_->scan(std::nullopt, [&](std::string_view, std::string_view stored) {
     auto v = decode_value(stored);
     n += v && !v->expired(now) ? 1 : 0;
     return true;

@@ -116,10 +116,11 @@ class KvStore {
   [[nodiscard]] Result<int64_t> pttl(std::string_view key, DurableFence& fence);
   [[nodiscard]] Result<int64_t> exists(std::span<const std::string_view> keys, DurableFence& fence);
   // Up to `count` live keys after cursor `cursor` (0: the start) that match
-  // `pattern` (empty: all); returns the next cursor (0: done).
+  // `pattern` (nullopt: all); returns the next cursor (0: done).
   // kInvalidArgument for a cursor this server did not hand out (or forgot).
-  [[nodiscard]] Result<uint64_t> scan(uint64_t cursor, std::string_view pattern, uint64_t count,
-                                      std::vector<std::string>* keys, DurableFence& fence);
+  [[nodiscard]] Result<uint64_t> scan(uint64_t cursor, std::optional<std::string_view> pattern,
+                                      uint64_t count, std::vector<std::string>* keys,
+                                      DurableFence& fence);
   [[nodiscard]] Result<uint64_t> size(DurableFence& fence);
   // WAITAOF: every write so far durable once `fence` is (or, when the policy
   // does not fence, after a sync of the log).
