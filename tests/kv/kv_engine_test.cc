@@ -153,6 +153,28 @@ TEST_CASE("kv engine: SCAN returns the empty key once and ends - an empty patter
   CHECK(keys({"SCAN", "0", "MATCH", "*"}) == std::set<std::string>{"", "a", "z"});
 }
 
+TEST_CASE("kv engine: a SCAN cursor of an earlier run is refused, not resumed from another client's position") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("data");
+  std::string stale;
+  {
+    KvServer server(dir, {"--policy", "batch"}, tmp.file("kv1.out"));
+    Client c(server.port());
+    for (int i = 0; i < 30; ++i) REQUIRE(c.command({"SET", fmt::format("key{:02}", i), "v"}).text == "OK");
+    const Reply r = c.command({"SCAN", "0", "COUNT", "5"});
+    REQUIRE(r.elements.size() == 2);
+    stale = r.elements[0].text;
+    REQUIRE(stale != "0");
+  }
+  KvServer again(dir, {"--policy", "batch"}, tmp.file("kv2.out"));
+  Client other(again.port());
+  const Reply fresh = other.command({"SCAN", "0", "COUNT", "20"});
+  REQUIRE(fresh.elements.size() == 2);
+  CHECK(fresh.elements[0].text != stale);
+  Client c(again.port());
+  CHECK(c.command({"SCAN", stale}).text == "ERR invalid cursor");
+}
+
 TEST_CASE("kv engine: SCAN cursors naming long keys are forgotten, oldest first, past 64 MiB of keys") {
   testing::TempDir tmp;
   KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));

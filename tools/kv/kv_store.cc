@@ -2,6 +2,7 @@
 #include "tools/kv/kv_store.h"
 
 #include <charconv>
+#include <random>
 #include <unordered_set>
 
 #include "tools/kv/glob.h"
@@ -42,7 +43,17 @@ EngineWrite put(std::string_view key, std::string value) {
   return {EngineWrite::Kind::kPut, std::string(key), std::move(value)};
 }
 
+// The first SCAN cursor of this process: 31 random bits above 2^32 numbers
+// of its own, below 2^63 for clients that hold cursors as signed integers.
+uint64_t first_cursor() {
+  const uint64_t epoch = std::random_device()() & 0x7fffffffu;
+  return epoch << 32 | 1;
+}
+
 }  // namespace
+
+KvStore::KvStore(std::function<int64_t()> now_ms)
+    : now_ms_(std::move(now_ms)), next_cursor_(first_cursor()) {}
 
 void KvStore::read_fence(DurableFence& fence) {
   std::lock_guard lock(last_mu_);

@@ -80,7 +80,7 @@ struct SetResult {
 class KvStore {
  public:
   // `now_ms`: the wall clock, in ms since the epoch.
-  explicit KvStore(std::function<int64_t()> now_ms) : now_ms_(std::move(now_ms)) {}
+  explicit KvStore(std::function<int64_t()> now_ms);
   KvStore(const KvStore&) = delete;
   KvStore& operator=(const KvStore&) = delete;
 
@@ -117,7 +117,9 @@ class KvStore {
   [[nodiscard]] Result<int64_t> exists(std::span<const std::string_view> keys, DurableFence& fence);
   // Up to `count` live keys after cursor `cursor` (0: the start) that match
   // `pattern` (nullopt: all); returns the next cursor (0: done).
-  // kInvalidArgument for a cursor this server did not hand out (or forgot).
+  // kInvalidArgument for a cursor this process did not hand out (or forgot):
+  // the numbers of each run start at a random point, so one of an earlier
+  // run is refused rather than resumed from another client's position.
   [[nodiscard]] Result<uint64_t> scan(uint64_t cursor, std::optional<std::string_view> pattern,
                                       uint64_t count, std::vector<std::string>* keys,
                                       DurableFence& fence);
@@ -151,7 +153,7 @@ class KvStore {
   std::optional<Position> last_write_;  // guarded by last_mu_
   std::mutex cursor_mu_;
   std::map<uint64_t, std::string> cursors_;  // SCAN cursor -> last key returned; guarded by cursor_mu_
-  uint64_t next_cursor_ = 1;                 // guarded by cursor_mu_
+  uint64_t next_cursor_;                     // guarded by cursor_mu_
   uint64_t cursor_bytes_ = 0;                // of the keys in cursors_; guarded by cursor_mu_
   std::atomic<uint64_t> writes_{0};
   std::atomic<bool> failed_{false};
