@@ -41,7 +41,7 @@ TEST_CASE("kv engine: SET's options, the integer commands, APPEND, STRLEN, GETDE
   CHECK(c.command({"GET", "absent"}).nil);
   CHECK(c.command({"SET", "k", "x", "NX", "XX"}).text == "ERR syntax error");
   CHECK(c.command({"SET", "k", "x", "EX", "10", "PX", "5"}).text == "ERR syntax error");
-  CHECK(c.command({"SET", "k", "x", "EX", "abc"}).text == "ERR invalid expire time in 'set' command");
+  CHECK(c.command({"SET", "k", "x", "EX", "abc"}).text == "ERR value is not an integer or out of range");
   CHECK(c.command({"INCRBY", "n", "10"}).integer == 10);
   CHECK(c.command({"DECR", "n"}).integer == 9);
   CHECK(c.command({"DECRBY", "n", "20"}).integer == -11);
@@ -62,6 +62,52 @@ TEST_CASE("kv engine: SET's options, the integer commands, APPEND, STRLEN, GETDE
   CHECK(c.command({"TYPE", "s"}).text == "none");
   CHECK(c.command({"SELECT", "0"}).text == "OK");
   CHECK(c.command({"SELECT", "1"}).type == '-');
+}
+
+TEST_CASE("kv engine: SET takes a repeated option as Redis 7.0 does - the last expiry wins") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  CHECK(c.command({"SET", "k", "v", "NX", "NX"}).text == "OK");
+  CHECK(c.command({"SET", "k", "w", "XX", "XX", "GET", "GET"}).text == "v");
+  CHECK(c.command({"SET", "k", "x", "NX", "GET"}).text == "w");
+  CHECK(c.command({"SET", "k", "v", "EX", "10", "EX", "2000"}).text == "OK");
+  CHECK(c.command({"TTL", "k"}).integer > 1000);
+  CHECK(c.command({"SET", "k", "v", "KEEPTTL", "KEEPTTL"}).text == "OK");
+  CHECK(c.command({"TTL", "k"}).integer > 1000);
+  CHECK(c.command({"SET", "k", "v", "PX", "abc", "PX", "5000"}).text == "OK");  // the last is checked
+  CHECK(c.command({"PTTL", "k"}).integer > 1000);
+  CHECK(c.command({"SET", "k", "v", "EX", "10", "EX", "0"}).text == "ERR invalid expire time in 'set' command");
+  for (const std::vector<std::string>& conflict :
+       {std::vector<std::string>{"NX", "XX"}, {"XX", "NX"}, {"KEEPTTL", "EX", "10"}, {"EX", "10", "KEEPTTL"},
+        {"EX", "10", "PX", "10"}, {"PXAT", "10", "EXAT", "10"}, {"EX", "10", "EX"}}) {
+    std::vector<std::string> command = {"SET", "k", "v"};
+    command.insert(command.end(), conflict.begin(), conflict.end());
+    CAPTURE(conflict);
+    CHECK(c.command(command).text == "ERR syntax error");
+  }
+}
+
+TEST_CASE("kv engine: a numeric argument is an integer only as Redis writes one") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  REQUIRE(c.command({"SET", "k", "v"}).text == "OK");
+  const std::string refused = "ERR value is not an integer or out of range";
+  for (const char* text : {"010", "-0", "+5", " 5", "5 ", "00", ""}) {
+    CAPTURE(text);
+    CHECK(c.command({"SET", "k", "v", "EX", text}).text == refused);
+    CHECK(c.command({"INCRBY", "n", text}).text == refused);
+    CHECK(c.command({"DECRBY", "n", text}).text == refused);
+    CHECK(c.command({"EXPIRE", "k", text}).text == refused);
+    CHECK(c.command({"SCAN", "0", "COUNT", text}).text == refused);
+    CHECK(c.command({"WAITAOF", text, "0", "0"}).text == refused);
+    CHECK(c.command({"HELLO", text}).text == "ERR Protocol version is not an integer or out of range");
+  }
+  CHECK(c.command({"INCRBY", "n", "-5"}).integer == -5);
+  CHECK(c.command({"INCRBY", "n", "0"}).integer == -5);
+  CHECK(c.command({"INCRBY", "n", "-9223372036854775808"}).text == "ERR increment or decrement would overflow");
+  CHECK(c.command({"TTL", "k"}).integer == -1);
 }
 
 TEST_CASE("kv engine: expiry is never returned, TTL and PERSIST, KEEPTTL") {

@@ -179,6 +179,8 @@ TEST_CASE("kv: malformed input gets a protocol error and the server lives on") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"*abc\r\n", "invalid multibulk length"},
       {"*99999999999\r\n", "invalid multibulk length"},
+      {"*01\r\n$4\r\nPING\r\n", "invalid multibulk length"},
+      {"*1\r\n$04\r\nPING\r\n", "invalid bulk length"},
       {"*2\r\n$3\r\nGET\r\n$-7\r\n", "invalid bulk length"},
       {"*1\r\nxyz\r\n", "expected '$', got 'x'"},
       {"*1\r\n$4\r\nPINGXY\r\n", "bulk not followed by CRLF"},

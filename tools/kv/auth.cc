@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <fstream>
 #include <optional>
 
@@ -105,12 +104,12 @@ resp::Limits Auth::limits(const resp::Limits& limits, bool authenticated) const 
 Hello parse_hello(std::span<const std::string_view> args) {
   Hello hello;
   if (args.size() >= 2) {
-    const std::string_view v = args[1];
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), hello.version);
-    if (ec != std::errc() || end != v.data() + v.size()) {
+    const std::optional<int64_t> version = resp::parse_integer(args[1]);
+    if (!version) {
       hello.error = "ERR Protocol version is not an integer or out of range";
       return hello;
     }
+    hello.version = *version;
     if (hello.version < 2 || hello.version > 3) {
       hello.error = "NOPROTO unsupported protocol version";
       return hello;

@@ -12,23 +12,18 @@
 namespace commitlog::kv::data_commands {
 namespace {
 
-std::optional<int64_t> to_int(std::string_view s) {
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return value;
-}
+using resp::parse_integer;
 
 void not_integer(std::string* out) { resp::error(out, "ERR value is not an integer or out of range"); }
 void syntax(std::string* out) { resp::error(out, "ERR syntax error"); }
 
-// A relative or absolute expiry argument as an absolute time in ms;
-// nullopt when it is not a positive integer or overflows.
-std::optional<int64_t> expiry_ms(std::string_view arg, int64_t unit_ms, bool absolute, int64_t now) {
-  auto v = to_int(arg);
+// SET's expiry `value` of option `kind` (EX, PX, EXAT, PXAT) as an absolute
+// time in ms; nullopt when it is not positive or overflows.
+std::optional<int64_t> expiry_ms(std::string_view kind, int64_t value, int64_t now) {
+  const int64_t unit_ms = kind[0] == 'E' ? 1000 : 1;
   int64_t ms = 0;
-  if (!v || *v <= 0 || __builtin_mul_overflow(*v, unit_ms, &ms)) return std::nullopt;
-  if (!absolute && __builtin_add_overflow(ms, now, &ms)) return std::nullopt;
+  if (value <= 0 || __builtin_mul_overflow(value, unit_ms, &ms)) return std::nullopt;
+  if (kind.size() == 2 && __builtin_add_overflow(ms, now, &ms)) return std::nullopt;
   return ms;
 }
 
@@ -52,28 +47,37 @@ void store_error(const Status& status, std::string* out) {
   resp::error(out, "ERR commit log: " + status.to_string());
 }
 
+// SET's options as Redis 7.0 reads them: an option may be repeated (the
+// last expiry wins); NX with XX, KEEPTTL with an expiry or two kinds of
+// expiry are a syntax error. The expiry's value is checked once all are read.
 void set(Args args, CommandContext& c, std::string* out) {
   SetOptions o;
-  bool expiry_given = false;
+  std::string expiry_kind;  // EX, PX, EXAT or PXAT; empty: none
+  std::string_view expiry_value;
   for (size_t i = 3; i < args.size(); ++i) {
     const std::string opt = upper(args[i]);
-    if (opt == "NX" && o.when == SetOptions::When::kAlways) {
+    const bool expiry = opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT";
+    if (opt == "NX" && o.when != SetOptions::When::kIfPresent) {
       o.when = SetOptions::When::kIfAbsent;
-    } else if (opt == "XX" && o.when == SetOptions::When::kAlways) {
+    } else if (opt == "XX" && o.when != SetOptions::When::kIfAbsent) {
       o.when = SetOptions::When::kIfPresent;
     } else if (opt == "GET") {
       o.get = true;
-    } else if (opt == "KEEPTTL" && !expiry_given) {
-      o.keep_ttl = expiry_given = true;
-    } else if ((opt == "EX" || opt == "PX" || opt == "EXAT" || opt == "PXAT") && !expiry_given &&
+    } else if (opt == "KEEPTTL" && expiry_kind.empty()) {
+      o.keep_ttl = true;
+    } else if (expiry && !o.keep_ttl && (expiry_kind.empty() || expiry_kind == opt) &&
                i + 1 < args.size()) {
-      const int64_t unit = opt[0] == 'E' ? 1000 : 1;
-      o.expire_at_ms = expiry_ms(args[++i], unit, opt.size() == 4, c.store.now_ms());
-      if (!o.expire_at_ms) return resp::error(out, "ERR invalid expire time in 'set' command");
-      expiry_given = true;
+      expiry_kind = opt;
+      expiry_value = args[++i];
     } else {
       return syntax(out);
     }
+  }
+  if (!expiry_kind.empty()) {
+    const std::optional<int64_t> value = parse_integer(expiry_value);
+    if (!value) return not_integer(out);
+    o.expire_at_ms = expiry_ms(expiry_kind, *value, c.store.now_ms());
+    if (!o.expire_at_ms) return resp::error(out, "ERR invalid expire time in 'set' command");
   }
   auto r = c.store.set(args[1], args[2], o, c.fence);
   if (!r.ok()) return store_error(r.status(), out);
@@ -146,7 +150,7 @@ void incr(Args args, CommandContext& c, std::string* out) {
   }
   int64_t delta = 1;
   if (by) {
-    auto d = to_int(args[2]);
+    auto d = parse_integer(args[2]);
     if (!d) return not_integer(out);
     delta = *d;
   }
@@ -189,7 +193,7 @@ void expire(Args args, CommandContext& c, std::string* out) {
     return resp::error(out, "ERR GT and LT options at the same time are not compatible");
   std::string name = upper(args[0]);
   const int64_t unit = name[0] == 'P' ? 1 : 1000;
-  auto v = to_int(args[2]);
+  auto v = parse_integer(args[2]);
   int64_t at = 0;
   if (!v) return not_integer(out);
   if (__builtin_mul_overflow(*v, unit, &at) ||
@@ -234,7 +238,7 @@ void scan(Args args, CommandContext& c, std::string* out) {
     if (opt == "MATCH") {
       pattern = key_pattern(args[++i]);
     } else if (opt == "COUNT") {
-      auto n = to_int(args[++i]);
+      auto n = parse_integer(args[++i]);
       if (!n) return not_integer(out);
       if (*n < 1) return syntax(out);
       count = std::min<int64_t>(*n, 1 << 20);
@@ -282,9 +286,9 @@ void flushall(Args args, CommandContext& c, std::string* out) {
 // WAITAOF numlocal numreplicas timeout: replies [1, 0] once this client's
 // writes are durable in the log (no replicas here).
 void waitaof(Args args, CommandContext& c, std::string* out) {
-  auto local = to_int(args[1]);
-  auto replicas = to_int(args[2]);
-  auto timeout = to_int(args[3]);
+  auto local = parse_integer(args[1]);
+  auto replicas = parse_integer(args[2]);
+  auto timeout = parse_integer(args[3]);
   if (!local || !replicas || !timeout || *timeout < 0) return not_integer(out);
   if (*replicas > 0) return resp::error(out, "ERR WAITAOF cannot be used with replicas: there are none");
   Status s = c.store.durable_all(c.fence);

@@ -1,28 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tools/kv/kv_store.h"
 
-#include <charconv>
 #include <random>
 #include <unordered_set>
 
 #include "tools/kv/glob.h"
 #include "tools/kv/mutation.h"
+#include "tools/kv/resp.h"
 #include "tools/kv/value.h"
 
 namespace commitlog::kv {
 namespace {
-
-// Redis's rule: the whole value is a decimal 64-bit integer as Redis would
-// write it: no spaces, '+', leading zeros or "-0".
-std::optional<int64_t> parse_int64(std::string_view s) {
-  const std::string_view digits = s.starts_with('-') ? s.substr(1) : s;
-  if (digits.size() > 1 && digits[0] == '0') return std::nullopt;
-  if (s == "-0") return std::nullopt;
-  int64_t value = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return value;
-}
 
 // SCAN cursors remembered at once, and the bytes of the keys they hold (a
 // key may be megabytes); the oldest is forgotten first.
@@ -178,7 +166,7 @@ Result<int64_t> KvStore::incr_by(std::string_view key, int64_t delta, DurableFen
   int64_t expiry = 0;
   if (*current) {
     const StoredValue v = *decode_value(**current);
-    auto parsed = parse_int64(v.data);
+    auto parsed = resp::parse_integer(v.data);
     if (!parsed) return Status::invalid_argument("value is not an integer or out of range");
     value = *parsed;
     expiry = v.expire_at_ms;

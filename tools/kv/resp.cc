@@ -16,13 +16,6 @@ bool line_at(std::string_view in, size_t pos, std::string_view* line) {
   return true;
 }
 
-// A decimal length, as Redis reads it: digits with an optional '-'.
-bool parse_length(std::string_view text, int64_t* value) {
-  if (text.empty() || text.size() > 20) return false;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return ec == std::errc() && end == text.data() + text.size();
-}
-
 void fail(Request* out, std::string message) {
   out->state = Request::State::kError;
   out->error = "Protocol error: " + std::move(message);
@@ -73,16 +66,14 @@ void parse_request(std::string_view in, const Limits& limits, Request* out) {
       if (in.size() > limits.max_inline) fail(out, "too big multibulk count line");
       return;
     }
-    int64_t count = 0;
-    if (!parse_length(line.substr(1), &count) || count > static_cast<int64_t>(limits.max_args)) {
-      return fail(out, "invalid multibulk length");
-    }
-    if (count <= 0) {  // "*0" and "*-1" are empty requests, skipped as Redis does
+    const std::optional<int64_t> count = parse_integer(line.substr(1));
+    if (!count || *count > static_cast<int64_t>(limits.max_args)) return fail(out, "invalid multibulk length");
+    if (*count <= 0) {  // "*0" and "*-1" are empty requests, skipped as Redis does
       out->state = Request::State::kComplete;
       out->consumed = line.size() + 2;
       return;
     }
-    progress.count = count;
+    progress.count = *count;
     progress.next = line.size() + 2;
   }
   while (static_cast<int64_t>(progress.parsed.size()) < progress.count) {
@@ -95,16 +86,16 @@ void parse_request(std::string_view in, const Limits& limits, Request* out) {
       if (in.size() - pos > limits.max_inline) return fail(out, "too big bulk length line");
       break;
     }
-    int64_t length = 0;
-    if (!parse_length(line.substr(1), &length) || length < 0) return fail(out, "invalid bulk length");
-    if (static_cast<uint64_t>(length) > limits.max_bulk) {
-      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", length, limits.max_bulk));
+    const std::optional<int64_t> length = parse_integer(line.substr(1));
+    if (!length || *length < 0) return fail(out, "invalid bulk length");
+    if (static_cast<uint64_t>(*length) > limits.max_bulk) {
+      return fail(out, fmt::format("bulk length {} exceeds the maximum of {} bytes", *length, limits.max_bulk));
     }
-    if (progress.bytes + static_cast<uint64_t>(length) > limits.max_request) {
+    if (progress.bytes + static_cast<uint64_t>(*length) > limits.max_request) {
       return fail(out, fmt::format("request larger than {} bytes", limits.max_request));
     }
     pos += line.size() + 2;
-    const auto size = static_cast<size_t>(length);
+    const auto size = static_cast<size_t>(*length);
     if (in.size() - pos < size + 2) break;
     if (in[pos + size] != '\r' || in[pos + size + 1] != '\n') return fail(out, "bulk not followed by CRLF");
     progress.parsed.emplace_back(pos, size);
@@ -143,6 +134,17 @@ void nil(std::string* out) { out->append("$-1\r\n"); }
 
 void array(std::string* out, size_t count) {
   fmt::format_to(std::back_inserter(*out), "*{}\r\n", count);
+}
+
+std::optional<int64_t> parse_integer(std::string_view text) {
+  const std::string_view digits = text.starts_with('-') ? text.substr(1) : text;
+  if (digits.empty() || (digits[0] == '0' && (digits.size() > 1 || digits.size() < text.size()))) {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
 std::string printable(std::string_view text, size_t max) {

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,11 @@ void integer(std::string* out, int64_t value);
 void bulk(std::string* out, std::string_view bytes);
 void nil(std::string* out);
 void array(std::string* out, size_t count);
+
+// A decimal 64-bit integer as Redis reads one (string2ll), in lengths and
+// arguments alike: an optional '-', no '+', spaces, leading zeros or "-0";
+// nullopt otherwise, or out of range.
+std::optional<int64_t> parse_integer(std::string_view text);
 
 // `text` made printable for an error message: at most `max` bytes, control
 // and non-ASCII bytes shown as '?'.
