@@ -178,11 +178,15 @@ TEST_CASE("kv: without a password HELLO answers at once, and its AUTH takes the 
         "WRONGPASS invalid username-password pair or user is disabled.");
 }
 
-TEST_CASE("kv: without a password AUTH says none is configured") {
+TEST_CASE("kv: without a password AUTH says none is configured - the default user takes any") {
   TempDir tmp;
   KvServer server(tmp.file("data"), {}, tmp.file("out"));
   Client c(server.port());
   CHECK(c.command({"AUTH", "x"}).text.find("ERR AUTH <password> called without any password configured") == 0);
+  CHECK(c.command({"AUTH", "default", "anything"}).text == "OK");
+  CHECK(c.command({"AUTH", "someone", "anything"}).text ==
+        "WRONGPASS invalid username-password pair or user is disabled.");
+  CHECK(c.command({"AUTH", "a", "b", "c"}).text == "ERR syntax error");
   CHECK(c.command({"PING"}).text == "PONG");
 }
 

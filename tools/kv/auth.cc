@@ -75,7 +75,7 @@ bool Auth::admit(std::span<const std::string_view> args, bool* authenticated, st
       resp::error(out, "ERR wrong number of arguments for 'auth' command");
     } else if (args.size() > 3) {
       resp::error(out, "ERR syntax error");
-    } else if (!required()) {
+    } else if (args.size() == 2 && !required()) {
       resp::error(out,
                   "ERR AUTH <password> called without any password configured for the default "
                   "user. Are you sure your configuration is correct?");
