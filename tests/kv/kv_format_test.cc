@@ -3,6 +3,7 @@
 // payload refused as corruption), requests arriving in pieces, and the glob
 // of SCAN, KEYS and CONFIG GET.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,41 @@ TEST_CASE("kv format: a request arriving a byte at a time parses as in one piece
   CHECK(bounded.state == resp::Request::State::kIncomplete);
   resp::parse_request(wire, limits, &bounded);
   CHECK(bounded.state == resp::Request::State::kError);
+}
+
+// The words of the inline command `line`, or nullopt for a protocol error.
+std::optional<std::vector<std::string>> inline_words(const std::string& line) {
+  resp::Request request;
+  resp::parse_request(line, resp::Limits{}, &request);
+  if (request.state != resp::Request::State::kComplete) return std::nullopt;
+  CHECK(request.consumed == line.size());
+  return std::vector<std::string>(request.args.begin(), request.args.end());
+}
+
+TEST_CASE("kv format: an inline command is split as Redis's sdssplitargs splits it") {
+  using Words = std::vector<std::string>;
+  CHECK(inline_words("SET  k\tv \r\n") == Words{"SET", "k", "v"});
+  CHECK(inline_words("SET \"a b\" \"c\\x41\\n\\q\\\"\"\n") == Words{"SET", "a b", "cA\nq\""});
+  CHECK(inline_words("ECHO 'it\\'s' 'x\\n'\r\n") == Words{"ECHO", "it's", "x\\n"});
+  CHECK(inline_words("ECHO a\"b c\" \"\" ''\r\n") == Words{"ECHO", "ab c", "", ""});
+  CHECK(inline_words("ECHO \"\\x4g\\x\" \"\\x00\"\r\n") == Words{"ECHO", "x4gx", std::string(1, '\0')});
+  CHECK(inline_words("ECHO \"a\"\v a\vb\r\n") == Words{"ECHO", "a", "a\vb"});  // \v: blank, no separator
+  CHECK(inline_words("  \r\n") == Words{});
+  for (const char* unbalanced : {"ECHO \"abc\r\n", "ECHO 'abc\r\n", "ECHO \"abc\"d\r\n", "ECHO 'a'b\r\n",
+                                 "ECHO \"\\\r\n", "ECHO a\"b c\"d\r\n"}) {
+    CAPTURE(unbalanced);
+    resp::Request request;
+    resp::parse_request(unbalanced, resp::Limits{}, &request);
+    CHECK(request.state == resp::Request::State::kError);
+    CHECK(request.error == "Protocol error: unbalanced quotes in request");
+  }
+  // A line arriving in pieces is complete only with its end.
+  const std::string line = "SET \"k 1\" v\r\n";
+  for (size_t n = 1; n < line.size(); ++n) {
+    resp::Request request;
+    resp::parse_request(std::string_view(line).substr(0, n), resp::Limits{}, &request);
+    CHECK(request.state == resp::Request::State::kIncomplete);
+  }
 }
 
 TEST_CASE("kv format: Redis's glob") {

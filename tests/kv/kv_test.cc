@@ -100,10 +100,12 @@ TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest") {
         "ERR wrong number of arguments for 'mset' command");
   CHECK(c.command({"SET", "a", "1", "EX", "0"}).text == "ERR invalid expire time in 'set' command");
   // Inline commands, as telnet sends them, and pipelining.
-  REQUIRE(c.send("PING\r\nSET inline  value\r\nGET inline\r\n"));
+  REQUIRE(c.send("PING\r\nSET inline  value\r\nGET inline\r\nSET \"a b\" 'it\\'s'\r\nGET \"a\\x20b\"\r\n"));
   CHECK(c.read_reply().text == "PONG");
   CHECK(c.read_reply().text == "OK");
   CHECK(c.read_reply().text == "value");
+  CHECK(c.read_reply().text == "OK");
+  CHECK(c.read_reply().text == "it's");
   CHECK(c.command({"QUIT"}).text == "OK");
   CHECK(c.closed_by_server());
   CHECK(server.alive());
@@ -181,6 +183,7 @@ TEST_CASE("kv: malformed input gets a protocol error and the server lives on") {
       {"*99999999999\r\n", "invalid multibulk length"},
       {"*01\r\n$4\r\nPING\r\n", "invalid multibulk length"},
       {"*1\r\n$04\r\nPING\r\n", "invalid bulk length"},
+      {"ECHO \"abc\r\nPING\r\n", "unbalanced quotes in request"},
       {"*2\r\n$3\r\nGET\r\n$-7\r\n", "invalid bulk length"},
       {"*1\r\nxyz\r\n", "expected '$', got 'x'"},
       {"*1\r\n$4\r\nPINGXY\r\n", "bulk not followed by CRLF"},

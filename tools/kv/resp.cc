@@ -21,6 +21,61 @@ void fail(Request* out, std::string message) {
   out->error = "Protocol error: " + std::move(message);
 }
 
+// isspace() in the C locale.
+bool is_blank(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The byte that "\<c>" stands for in double quotes.
+char unescape(char c) {
+  switch (c) {
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'b': return '\b';
+    case 'a': return '\a';
+    default: return c;
+  }
+}
+
+// Appends the word at line[*pos] to `text` as Redis's sdssplitargs reads it,
+// moving *pos past it: quotes may open anywhere in a word; within double
+// quotes \xHH and \<c> are escapes, within single quotes only \'. False for
+// unbalanced quotes: one left open, or a closing one followed by no blank.
+bool read_word(std::string_view line, size_t* pos, std::string* text) {
+  char quote = 0;  // the open quote, if any
+  for (size_t& i = *pos; i < line.size(); ++i) {
+    const char c = line[i];
+    const std::string_view rest = line.substr(i + 1);
+    if (quote == 0) {
+      if (c == ' ' || c == '\t' || c == '\r' || c == '\n') return true;
+      if (c == '"' || c == '\'') {
+        quote = c;
+      } else {
+        text->push_back(c);
+      }
+    } else if (c == quote) {
+      ++i;
+      return rest.empty() || is_blank(rest[0]);
+    } else if (quote == '"' && c == '\\' && rest.size() >= 3 && rest[0] == 'x' &&
+               hex_digit(rest[1]) >= 0 && hex_digit(rest[2]) >= 0) {
+      text->push_back(static_cast<char>(hex_digit(rest[1]) * 16 + hex_digit(rest[2])));
+      i += 3;
+    } else if (c == '\\' && (quote == '"' ? !rest.empty() : rest.starts_with('\''))) {
+      text->push_back(unescape(rest[0]));
+      ++i;
+    } else {
+      text->push_back(c);
+    }
+  }
+  return quote == 0;
+}
+
 void parse_inline(std::string_view in, const Limits& limits, Request* out) {
   const size_t newline = in.find('\n');
   if (newline == std::string_view::npos) {
@@ -30,12 +85,20 @@ void parse_inline(std::string_view in, const Limits& limits, Request* out) {
   if (newline > limits.max_inline) return fail(out, "too big inline request");
   std::string_view line = in.substr(0, newline);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  for (size_t pos = 0; pos < line.size();) {
-    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
-    size_t end = pos;
-    while (end < line.size() && line[end] != ' ' && line[end] != '\t') ++end;
-    if (end > pos) out->args.push_back(line.substr(pos, end - pos));
-    pos = end;
+  std::string& text = out->unquoted;
+  text.clear();
+  text.reserve(line.size());  // no word grows in unquoting, so the views below stay valid
+  for (size_t pos = 0;;) {
+    while (pos < line.size() && is_blank(line[pos])) ++pos;
+    if (pos == line.size()) break;
+    const size_t begin = pos, start = text.size();
+    if (!read_word(line, &pos, &text)) return fail(out, "unbalanced quotes in request");
+    if (text.size() - start == pos - begin) {  // no quotes: the word as the line holds it
+      text.resize(start);
+      out->args.push_back(line.substr(begin, pos - begin));
+    } else {
+      out->args.emplace_back(text.data() + start, text.size() - start);
+    }
   }
   out->state = Request::State::kComplete;
   out->consumed = newline + 1;

@@ -4,7 +4,8 @@
 // A request is either a multibulk array, which redis-cli and
 // redis-benchmark send:
 //   *<n>\r\n  then n times  $<length>\r\n<length bytes>\r\n
-// or an inline command, a line of words separated by spaces (telnet).
+// or an inline command (telnet), a line of words separated by blanks, with
+// the quotes and escapes of Redis's sdssplitargs ("a b\x41", 'it\'s').
 // Replies: +simple\r\n  -ERR message\r\n  :integer\r\n  $<length>\r\n<bytes>\r\n
 // $-1\r\n (nil)  *<n>\r\n followed by n replies.
 //
@@ -36,7 +37,9 @@ struct Request {
   enum class State { kComplete, kIncomplete, kError };
   State state = State::kIncomplete;
   size_t consumed = 0;                 // bytes of the request (kComplete)
-  std::vector<std::string_view> args;  // views into the input (kComplete); may be empty
+  // kComplete: views into the input, or into `unquoted`; may be empty.
+  std::vector<std::string_view> args;
+  std::string unquoted;  // an inline command's quoted words, unquoted
   std::string error;                   // "Protocol error: ..." (kError)
   // kIncomplete: how far a multibulk request was parsed, as offsets from
   // its start, so that the next call goes on from there.
