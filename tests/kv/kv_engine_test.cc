@@ -197,6 +197,7 @@ TEST_CASE("kv engine: SCAN returns the empty key once and ends - an empty patter
   CHECK(keys({"SCAN", "0", "MATCH", ""}) == std::set<std::string>{""});
   CHECK(keys({"KEYS", "*"}) == std::set<std::string>{"", "a", "z"});
   CHECK(keys({"SCAN", "0", "MATCH", "*"}) == std::set<std::string>{"", "a", "z"});
+  CHECK(keys({"KEYS", "**"}) == std::set<std::string>{"a", "z"});  // Redis's glob: "*" alone is all
 }
 
 TEST_CASE("kv engine: a SCAN cursor of an earlier run is refused, not resumed from another client's position") {

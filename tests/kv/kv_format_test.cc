@@ -145,7 +145,6 @@ TEST_CASE("kv format: an inline command is split as Redis's sdssplitargs splits 
 }
 
 TEST_CASE("kv format: Redis's glob") {
-  CHECK(glob_match("*", ""));
   CHECK(glob_match("user:*", "user:42"));
   CHECK_FALSE(glob_match("user:*", "use"));
   CHECK(glob_match("h?llo", "hello"));
@@ -160,6 +159,17 @@ TEST_CASE("kv format: Redis's glob") {
   CHECK_FALSE(glob_match("[", "a"));
   CHECK(glob_match("\\", "\\"));
   CHECK(glob_match("[a-", "a"));
+  // As stringmatchlen: "[a-]" is a range from 'a' to ']', the class left open.
+  CHECK(glob_match("[a-]", "a"));
+  CHECK(glob_match("[a-]", "]"));
+  CHECK(glob_match("[a-]", "^"));
+  CHECK_FALSE(glob_match("[a-]", "-"));
+  CHECK(glob_match("[a-]*", "*"));
+  CHECK_FALSE(glob_match("[a-]*", "ab"));
+  CHECK(glob_match("a[a-]", "a]"));
+  CHECK(glob_match("", ""));
+  CHECK_FALSE(glob_match("*", ""));
+  CHECK_FALSE(glob_match("", "a"));
   CHECK(glob_match("append*", "appendfsync"));
 }
 

@@ -18,7 +18,7 @@ bool match_one(std::string_view pattern, size_t* p, char c) {
     for (; i < pattern.size() && pattern[i] != ']'; ++i) {
       if (pattern[i] == '\\' && i + 1 < pattern.size()) {
         hit = hit || pattern[++i] == c;
-      } else if (i + 2 < pattern.size() && pattern[i + 1] == '-' && pattern[i + 2] != ']') {
+      } else if (i + 2 < pattern.size() && pattern[i + 1] == '-') {  // "[a-]": 'a' to ']'
         char lo = pattern[i], hi = pattern[i + 2];
         if (lo > hi) std::swap(lo, hi);
         hit = hit || (c >= lo && c <= hi);
@@ -37,6 +37,7 @@ bool match_one(std::string_view pattern, size_t* p, char c) {
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) {
+  if (text.empty()) return pattern.empty();  // stringmatchlen's rule: "*" alone does not match ""
   size_t p = 0, t = 0;
   size_t star_p = std::string_view::npos, star_t = 0;
   while (t < text.size()) {
