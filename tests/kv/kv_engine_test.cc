@@ -254,6 +254,14 @@ TEST_CASE("kv engine: CLIENT, COMMAND, CONFIG GET, INFO fields, WAITAOF, SHUTDOW
   CHECK(c.command({"CLIENT", "ID"}).integer > 0);
   CHECK(c.command({"CLIENT", "LIST"}).text.find("name=me") != std::string::npos);
   CHECK(c.command({"COMMAND", "COUNT"}).integer > 30);
+  CHECK(c.command({"COMMAND", "COUNT", "x"}).text == "ERR wrong number of arguments for 'command|count' command");
+  CHECK(c.command({"CONFIG", "GET"}).text == "ERR wrong number of arguments for 'config|get' command");
+  CHECK(c.command({"CONFIG", "resetstat", "x"}).text ==
+        "ERR wrong number of arguments for 'config|resetstat' command");
+  const Reply named = c.command({"CONFIG", "GET", "APPENDFSYNC", "appendFsync", "append*"});
+  REQUIRE(named.elements.size() == 4);  // each setting once, a name echoed as given
+  CHECK(named.elements[0].text == "APPENDFSYNC");
+  CHECK(named.elements[2].text == "appendonly");
   CHECK(c.command({"COMMAND", "DOCS"}).elements.empty());
   const Reply fsync = c.command({"CONFIG", "GET", "appendfsync"});
   REQUIRE(fsync.elements.size() == 2);

@@ -119,28 +119,40 @@ void select(Args args, CommandContext&, std::string* out) {
   resp::simple(out, "OK");
 }
 
+// Redis's reply to a subcommand given the wrong number of arguments.
+void subcommand_arity(std::string_view command, std::string_view sub, std::string* out) {
+  resp::error(out, fmt::format("ERR wrong number of arguments for '{}|{}' command", command, lower(sub)));
+}
+
+// CONFIG GET as Redis 7.0 answers it: each setting once, in the order first
+// matched; a pattern without glob characters is a name, echoed as given.
+void config_get(Args patterns, CommandContext& c, std::string* out) {
+  std::vector<std::pair<std::string, std::string>> hits;
+  std::vector<std::string> matched;  // the names in hits, lower case
+  std::vector<std::pair<std::string, std::string>> settings;
+  if (c.hooks && c.hooks->config) settings = c.hooks->config();
+  for (std::string_view pattern : patterns) {
+    const std::string wanted = lower(pattern);
+    const bool glob = wanted.find_first_of("[*?") != std::string::npos;
+    for (const auto& [name, value] : settings) {
+      if (std::find(matched.begin(), matched.end(), name) != matched.end()) continue;
+      if (glob ? !glob_match(wanted, name) : wanted != name) continue;
+      matched.push_back(name);
+      hits.emplace_back(glob ? name : std::string(pattern), value);
+    }
+  }
+  resp::array(out, hits.size() * 2);
+  for (const auto& [name, value] : hits) {
+    resp::bulk(out, name);
+    resp::bulk(out, value);
+  }
+}
+
 void config(Args args, CommandContext& c, std::string* out) {
   const std::string sub = upper(args[1]);
-  if (sub == "GET" && args.size() >= 3) {
-    std::vector<std::pair<std::string, std::string>> hits;
-    if (c.hooks && c.hooks->config) {
-      for (auto& [name, value] : c.hooks->config()) {
-        for (std::string_view pattern : args.subspan(2)) {
-          if (glob_match(lower(pattern), name)) {
-            hits.emplace_back(name, value);
-            break;
-          }
-        }
-      }
-    }
-    resp::array(out, hits.size() * 2);
-    for (const auto& [name, value] : hits) {
-      resp::bulk(out, name);
-      resp::bulk(out, value);
-    }
-    return;
-  }
+  if (sub == "GET" && args.size() >= 3) return config_get(args.subspan(2), c, out);
   if (sub == "RESETSTAT" && args.size() == 2) return resp::simple(out, "OK");
+  if (sub == "GET" || sub == "RESETSTAT") return subcommand_arity("config", sub, out);
   resp::error(out, "ERR CONFIG " + resp::printable(args[1], 32) + " is not supported; CONFIG GET is");
 }
 
@@ -189,7 +201,10 @@ constexpr Command kCommands[] = {
 // last key, step); COUNT its size; DOCS an empty map (no docs kept).
 void command(Args args, CommandContext&, std::string* out) {
   const std::string sub = args.size() > 1 ? upper(args[1]) : std::string();
-  if (sub == "COUNT") return resp::integer(out, static_cast<int64_t>(std::size(kCommands)));
+  if (sub == "COUNT") {
+    if (args.size() != 2) return subcommand_arity("command", sub, out);
+    return resp::integer(out, static_cast<int64_t>(std::size(kCommands)));
+  }
   if (sub == "DOCS") return resp::array(out, 0);
   if (!sub.empty()) return resp::error(out, "ERR COMMAND " + resp::printable(args[1], 32) + " is not supported");
   resp::array(out, std::size(kCommands));
