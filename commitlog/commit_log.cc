@@ -22,6 +22,7 @@
 namespace commitlog {
 
 Result<std::unique_ptr<FileLock>> CommitLog::lock_directory(const Options& options) {
+  if (options.file_system == nullptr) return Status::invalid_argument("Options::file_system must not be null");
   FileSystem& fs = *options.file_system;
   CL_RETURN_IF_ERROR(fs.create_dirs(options.directory, options.directory_mode));
   return lock_log_directory(fs, options.directory, options.file_mode);
@@ -33,10 +34,10 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options) {
 
 // `lock`: null to take it here, once the options are known to be usable.
 Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::unique_ptr<FileLock> lock) {
-  FileSystem& fs = *options.file_system;
   // Markers hold 32-bit offsets (format::kFlagSyncedMarks).
   static_assert(format::kMaxSyncedMarksCapacity < (uint64_t{1} << DurableWaiters::kOffsetBits));
   CL_RETURN_IF_ERROR(check_options(options));
+  FileSystem& fs = *options.file_system;
   ArchiveHook archive = options.archive_segment;
   if (!archive && !options.archiving_properties.empty()) {
     auto properties = load_archiving_properties(options.archiving_properties, fs);
@@ -178,13 +179,28 @@ Result<AppendedRange> CommitLog::append_batch(std::span<const Mutation> mutation
   return range;
 }
 
+namespace {
+
+// Whether `p` lies within what this process has appended: a segment past the
+// active one, or an offset past what the active one has reserved, would make
+// a wait that never ends or a discard that covers later appends.
+Status check_appended(const SegmentChain& chain, std::string_view operation, Position p) {
+  const EpochPins::Pin pinned = chain.pin();
+  const MappedSegment& active = *chain.active();
+  const bool beyond = p.segment > active.id() || (p.segment == active.id() && p.offset > active.used()) ||
+                      p.offset >= (uint64_t{1} << DurableWaiters::kOffsetBits);
+  if (!beyond) return {};
+  return Status::invalid_argument(std::string(operation) + ": position " + p.to_string() +
+                                  " was never appended (the active segment is " + std::to_string(active.id()) +
+                                  ", appended up to offset " + std::to_string(active.used()) + ")");
+}
+
+}  // namespace
+
 Status CommitLog::wait_durable(Position position) {
   Impl& s = *impl_;
   if (position.segment < s.chain.first_id()) return {};
-  if (position.segment > s.chain.active_id()) {
-    return Status::invalid_argument("wait_durable: position " + position.to_string() +
-                                    " was never appended");
-  }
+  CL_RETURN_IF_ERROR(check_appended(s.chain, "wait_durable", position));
   return s.wait_durable(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset));
 }
 
@@ -204,6 +220,10 @@ Status CommitLog::sync() {
 
 Status CommitLog::close() {
   Impl& s = *impl_;
+  if (s.lifecycle->on_own_thread()) {
+    return Status::invalid_argument("close: called from the log's own thread (on_flush_request or the archive "
+                                    "hook), which it would wait for; call it from another thread");
+  }
   if (!s.closed.exchange(true)) {
     // Everything appended is made durable before the segment is finished, so
     // its end marker records all of it as durable (format.h, version 2).
@@ -243,9 +263,7 @@ CommitLogStats CommitLog::stats() const {
 Status CommitLog::discard(uint32_t table, Position up_to) {
   Impl& s = *impl_;
   if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
-  if (up_to.segment > s.chain.active_id()) {
-    return Status::invalid_argument("discard: position " + up_to.to_string() + " was never appended");
-  }
+  if (up_to.segment >= s.chain.first_id()) CL_RETURN_IF_ERROR(check_appended(s.chain, "discard", up_to));
   s.lifecycle->discard(table, up_to);
   return {};
 }

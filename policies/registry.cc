@@ -1,9 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cctype>
 #include <exception>
 
 #include "policies/builtin.h"
 
 namespace commitlog {
+namespace {
+
+// A name yaml can select as a plain scalar and messages can quote.
+bool is_policy_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+}
+
+}  // namespace
 
 PolicyRegistry& PolicyRegistry::global() {
   static PolicyRegistry* registry = [] {
@@ -18,7 +30,9 @@ PolicyRegistry& PolicyRegistry::global() {
 }
 
 Status PolicyRegistry::add(const std::string& name, PolicyFactory factory) {
-  if (name.empty() || !factory) return Status::invalid_argument("a sync policy needs a name and a factory");
+  if (!is_policy_name(name) || !factory) {
+    return Status::invalid_argument("a sync policy needs a factory and a name of letters, digits, '-', '_' or '.'");
+  }
   std::lock_guard lock(mu_);
   if (!factories_.emplace(name, std::move(factory)).second) {
     return Status::invalid_argument("sync policy '" + name + "' is already registered");
@@ -41,7 +55,11 @@ Result<std::unique_ptr<SyncPolicy>> PolicyRegistry::create(const std::string& na
                                     "' (known: " + known + ")");
   }
   try {
-    return factory(settings);
+    Result<std::unique_ptr<SyncPolicy>> made = factory(settings);
+    if (made.ok() && *made == nullptr) {
+      return Status::invalid_argument("sync policy '" + name + "' could not be made: its factory returned null");
+    }
+    return made;
   } catch (const std::exception& e) {
     return Status::invalid_argument("sync policy '" + name + "' could not be made: " + e.what());
   } catch (...) {

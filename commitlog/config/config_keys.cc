@@ -67,6 +67,20 @@ std::string access_mode_rule(const Options& o) {
   return "";
 }
 
+// CDC's space limit deletes segment files from cdc_raw_directory, so it must
+// never be the log's own directory, however the two paths are spelled.
+std::string cdc_directory_rule(const Options& o) {
+  if (!o.cdc.enabled || o.cdc.raw_directory.empty()) return "";
+  auto resolved = [](const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::weakly_canonical(dir, ec);
+    if (ec) p = std::filesystem::path(dir).lexically_normal();
+    return p.has_filename() ? p : p.parent_path();  // "a/b/" is "a/b"
+  };
+  if (resolved(o.cdc.raw_directory) != resolved(o.directory)) return "";
+  return "must not be commitlog_directory: CDC deletes segment files there";
+}
+
 // The directory a log there would probe for direct I/O: commitlog_directory,
 // or before the log creates it, its nearest existing parent.
 std::string probe_dir(const Options& o) {
@@ -123,6 +137,13 @@ std::vector<KeySpec> make_keys() {
        .old_name = "periodic_commitlog_sync_lag_block_in_ms",
        .type = duration([](auto& o) -> auto& { return o.policy.lag_block; }, kCassandraMs),
        .doc = "periodic: appends block while the last completed fsync started longer ago than this.",
+       // A producer told to wait wakes after a sync starts and asks again:
+       // below a millisecond it would be too late every time and wait for ever.
+       .check = [](const Options& o) -> std::string {
+         return o.sync_policy == "periodic" && o.policy.lag_block < milliseconds(1)
+                    ? "must be at least 1ms when commitlog_sync is periodic" : "";
+       },
+       .depends_on = "commitlog_sync",
        .derived_default = "1.5 x commitlog_sync_period",
        .derive = [](Options& o) { o.policy.lag_block = o.policy.sync_period + o.policy.sync_period / 2; }},
       {.name = "commitlog_segment_size",
@@ -238,6 +259,7 @@ std::vector<KeySpec> make_keys() {
       {.name = "cdc_raw_directory",
        .type = text([](auto& o) -> auto& { return o.cdc.raw_directory; }, "a directory path"),
        .doc = "Where CDC links its segments; the consumer deletes what it has read.",
+       .check = cdc_directory_rule,
        .zero_means = "cdc_raw beside commitlog_directory"},
       {.name = "cdc_total_space",
        .old_name = "cdc_total_space_in_mb",

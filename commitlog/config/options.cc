@@ -7,6 +7,10 @@ namespace commitlog {
 
 std::vector<OptionError> Options::validate() const {
   std::vector<OptionError> errors;
+  // Not keys of the configuration: the rules below would use them.
+  if (file_system == nullptr) errors.push_back({"file_system", "must not be null", ""});
+  if (clock == nullptr) errors.push_back({"clock", "must not be null", ""});
+  if (!errors.empty()) return errors;
   for (const config::KeySpec& k : config::keys()) {
     if (k.check == nullptr) continue;
     std::string broken = k.check(*this);
@@ -19,8 +23,12 @@ Status check_options(const Options& options) {
   std::string message;
   for (const OptionError& e : options.validate()) {
     const config::KeySpec* key = config::find_key(e.key);
-    const std::string value = config::show(key->type->print(options));
-    message += (message.empty() ? "" : "\n") + e.key + " (" + (value.empty() ? "empty" : value) + ") " + e.message;
+    std::string shown = "Options::" + e.key;
+    if (key != nullptr) {
+      const std::string value = config::show(key->type->print(options));
+      shown = e.key + " (" + (value.empty() ? "empty" : value) + ")";
+    }
+    message += (message.empty() ? "" : "\n") + shown + " " + e.message;
   }
   if (message.empty()) return {};
   return Status::invalid_argument(std::move(message));

@@ -18,7 +18,13 @@ namespace {
 
 constexpr Duration kFlushRequestRetry = std::chrono::seconds(1);
 
+// The lifecycle whose thread this is, if any: read by on_own_thread(),
+// which std::thread's id could not serve while stop() joins it.
+thread_local const SegmentLifecycle* running_here = nullptr;
+
 }  // namespace
+
+bool SegmentLifecycle::on_own_thread() const { return running_here == this; }
 
 SegmentLifecycle::SegmentLifecycle(const Options& options, ArchiveHook archive, const SegmentChain& chain,
                                    SpareSegments* spares)
@@ -177,6 +183,7 @@ LifecycleCounters SegmentLifecycle::counters() const {
 
 void SegmentLifecycle::run() {
   name_this_thread("cl-segments");
+  running_here = this;
   std::unique_lock lock(mu_);
   while (true) {
     const bool stopping = stopping_;

@@ -104,6 +104,9 @@ class SegmentLifecycle {
   // after the sync thread stopped, so that every segment is finished.
   // Idempotent.
   void stop();
+  // Whether the caller runs on this object's thread (in one of the
+  // embedder's callbacks), which stop() would wait for.
+  bool on_own_thread() const;
 
   // The round: `segment` is finished and its file released.
   void on_finished(const MappedSegment& segment);

@@ -29,6 +29,9 @@ namespace commitlog {
 // An AES-256 key.
 using MasterKey = std::array<std::byte, 32>;
 
+// Called from any thread, the log's own included: thread-safe, and reports
+// failure by its Results, never by throwing (an exception there ends the
+// process).
 class COMMITLOG_EXPORT KeyProvider {
  public:
   virtual ~KeyProvider() = default;

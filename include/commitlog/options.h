@@ -65,6 +65,10 @@ enum class CommitFailurePolicy {
                 // Risks losing acknowledged data on the next crash.
 };
 
+// The log's callbacks below run on its own threads: they must not throw (an
+// exception there ends the process) and must not call CommitLog::close()
+// (which refuses: it would wait for the thread it is called on).
+//
 // Asks the embedder to flush these tables (and then discard them, see
 // CommitLog::discard) because the log is over commitlog_total_space.
 using FlushRequest = std::function<void(std::vector<uint32_t> tables)>;
@@ -74,7 +78,8 @@ using FlushRequest = std::function<void(std::vector<uint32_t> tables)>;
 using ArchiveHook = std::function<Status(const std::string& path, const std::string& name)>;
 
 // One rule an Options value breaks (Options::validate()). `key` is the yaml
-// key of the value at fault (new-style name), `message` the rule it breaks
+// key of the value at fault (new-style name), or "file_system" or "clock"
+// for a null pointer, `message` the rule it breaks
 // ("must be greater than 0 when commitlog_sync is group"), `depends_on` the
 // other key that makes it fail, if any ("commitlog_sync").
 struct COMMITLOG_EXPORT OptionError {
@@ -162,7 +167,7 @@ struct COMMITLOG_EXPORT Options {
 
 // validate() as a Status: kInvalidArgument with one line per problem, each
 // "<key> (<value>) <message>", or ok.
-[[nodiscard]] Status check_options(const Options& options);
+[[nodiscard]] COMMITLOG_EXPORT Status check_options(const Options& options);
 
 }  // namespace commitlog
 

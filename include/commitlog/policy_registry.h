@@ -40,10 +40,11 @@ class COMMITLOG_EXPORT PolicyRegistry {
   // The process-wide registry, holding the built-in policies.
   static PolicyRegistry& global();
 
-  // Registers `factory` under `name`; an error if the name is taken.
+  // Registers `factory` under `name` (letters, digits, '-', '_', '.'); an
+  // error if the name is taken or has other characters.
   Status add(const std::string& name, PolicyFactory factory);
   // Makes the policy `name`; an error listing the known names if unknown. An
-  // exception from the factory becomes kInvalidArgument.
+  // exception from the factory, or a null policy, becomes kInvalidArgument.
   Result<std::unique_ptr<SyncPolicy>> create(const std::string& name,
                                              const PolicySettings& settings) const;
   std::vector<std::string> names() const;

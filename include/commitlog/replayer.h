@@ -143,6 +143,8 @@ struct COMMITLOG_EXPORT ReplayReport {
 };
 
 // Called with each intact mutation; a non-ok Status stops the replay with it.
+// It reports failure that way, never by throwing (an exception leaves the
+// replay through its caller, its report lost).
 using ReplayHandler = std::function<Status(const ReplayedMutation&)>;
 
 // A directory that does not exist holds an empty log: nothing to replay.

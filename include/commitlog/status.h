@@ -71,9 +71,11 @@ template <typename T>
 class [[nodiscard]] COMMITLOG_EXPORT Result {
  public:
   Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Status status) : state_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    assert(!std::get<Status>(state_).ok());
-  }
+  // An ok `status` has no value to give: the Result then holds
+  // kInvalidArgument saying so, rather than claim success without a value.
+  Result(Status status)  // NOLINT(google-explicit-constructor)
+      : state_(status.ok() ? Status::invalid_argument("a Result was made from an ok Status, with no value")
+                           : std::move(status)) {}
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   const Status& status() const {

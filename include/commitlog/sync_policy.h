@@ -23,6 +23,9 @@
 //
 // Thread-safety: after_append() is called concurrently from every producer
 // thread and must be cheap; plan() and on_flush() only from the sync thread.
+// No hook may throw: the log cannot undo what it did before the call (an
+// exception from after_append() leaves the mutation appended, one from the
+// sync thread ends the process).
 #pragma once
 
 // One clear message instead of a page of errors from C++20 library features.

@@ -139,6 +139,32 @@ TEST_CASE("config table: Options::validate names the key of every broken rule") 
   CHECK(o.validate()[0].message.starts_with("names an unknown sync policy (known: adaptive, batch"));
 }
 
+TEST_CASE("config table: rules that keep the log from hanging or deleting its own segments") {
+  testing::TempDir dir;
+  Options o;
+  o.directory = dir.path() + "/log";
+  o.sync_policy = "periodic";
+  o.policy.lag_block = std::chrono::milliseconds(0);
+  o.cdc.enabled = true;
+  o.cdc.raw_directory = dir.path() + "/./log/";
+  auto log = CommitLog::open(o);
+  REQUIRE_FALSE(log.ok());
+  CAPTURE(log.status().message());
+  CHECK(lines_of(log.status().message()) ==
+        std::vector<std::string>{"periodic_commitlog_sync_lag_block (0ms) must be at least 1ms when commitlog_sync is periodic",
+                                 "cdc_raw_directory (" + dir.path() + "/./log/) must not be commitlog_directory: CDC "
+                                 "deletes segment files there"});
+  o.sync_policy = "batch";  // lag_block is periodic's alone
+  o.cdc.raw_directory = dir.path() + "/cdc";
+  CHECK(o.validate().empty());
+  o.file_system = nullptr;
+  o.clock = nullptr;
+  log = CommitLog::open(o);
+  REQUIRE_FALSE(log.ok());
+  CHECK(log.status().message() == "Options::file_system must not be null\nOptions::clock must not be null");
+  CHECK(CommitLog::lock_directory(o).status().code() == ErrorCode::kInvalidArgument);
+}
+
 TEST_CASE("config table: CommitLog::open reports every broken rule at once, with its value") {
   testing::TempDir dir;
   Options o;

@@ -121,11 +121,21 @@ TEST_CASE("lifecycle: discard deletes a fully clean segment and keeps a partiall
   }
 }
 
-TEST_CASE("lifecycle: discard refuses a position never appended, and a closed log") {
+TEST_CASE("lifecycle: discard and wait_durable refuse a position never appended, discard a closed log") {
   TempDir dir;
   auto log = open_log(periodic_log(dir.path()));
   const Position p = append(*log, 1);
-  CHECK(log->discard(1, Position{p.segment + 5, 0}).code() == ErrorCode::kInvalidArgument);
+  // A later segment, an offset the active segment has not reached (a discard
+  // there would cover the appends still to come, a wait would never end),
+  // and an offset no segment can hold.
+  for (const Position never : {Position{p.segment + 5, 0}, Position{p.segment, p.offset + 100'000},
+                               Position{p.segment, uint64_t{1} << 40}}) {
+    CAPTURE(never.to_string());
+    CHECK(log->discard(1, never).code() == ErrorCode::kInvalidArgument);
+    CHECK(log->wait_durable(never).code() == ErrorCode::kInvalidArgument);
+  }
+  REQUIRE(log->discard(1, p).ok());
+  REQUIRE(log->wait_durable(p).ok());
   REQUIRE(log->close().ok());
   CHECK(log->discard(1, p).code() == ErrorCode::kClosed);
 }
@@ -215,8 +225,11 @@ TEST_CASE("lifecycle: over commitlog_total_space the log asks to flush the table
   std::vector<std::vector<uint32_t>> requests;
   CommitLog* log_ptr = nullptr;
   Position last1;
+  Status close_from_callback;
   options.on_flush_request = [&](std::vector<uint32_t> tables) {
     std::lock_guard lock(mu);
+    // close() here would wait for this very thread: refused, the log goes on.
+    if (requests.empty()) close_from_callback = log_ptr->close();
     requests.push_back(tables);
     // The embedder flushes table 1 and discards it.
     if (std::find(tables.begin(), tables.end(), 1u) != tables.end()) log_ptr->discard(1, last1).ignore();
@@ -235,6 +248,8 @@ TEST_CASE("lifecycle: over commitlog_total_space the log asks to flush the table
     std::unique_lock lock(mu);
     REQUIRE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return !requests.empty(); }));
     CHECK(requests.front() == std::vector<uint32_t>{1});
+    CHECK(close_from_callback.code() == ErrorCode::kInvalidArgument);
+    CHECK(close_from_callback.message().find("own thread") != std::string::npos);
   }
   // Segment first + 1 holds table 2 as well, so only the oldest goes.
   CHECK(eventually([&] { return ids(dir.path()).front() == first + 1; }));

@@ -326,10 +326,29 @@ TEST_CASE("the registry lists the built-ins, refuses duplicates and unknown name
   for (const char* n : {"batch", "group", "periodic", "adaptive"})
     CHECK(std::find(names.begin(), names.end(), n) != names.end());
   CHECK_FALSE(PolicyRegistry::global().add("batch", make_batch_policy).ok());
+  for (const char* bad : {"", "two words", "name: value", "line\nbreak"})
+    CHECK(PolicyRegistry::global().add(bad, make_batch_policy).code() == ErrorCode::kInvalidArgument);
   auto unknown = PolicyRegistry::global().create("nonesuch", {});
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.status().message().find("nonesuch") != std::string::npos);
   CHECK(unknown.status().message().find("periodic") != std::string::npos);
+}
+
+TEST_CASE("a policy factory that makes nothing is refused by name, whether it returns null or an ok Status") {
+  PolicyRegistry registry;
+  REQUIRE(registry.add("null-policy", [](const PolicySettings&) -> Result<std::unique_ptr<SyncPolicy>> {
+    return std::unique_ptr<SyncPolicy>();
+  }).ok());
+  REQUIRE(registry.add("ok-status", [](const PolicySettings&) -> Result<std::unique_ptr<SyncPolicy>> {
+    return Status{};
+  }).ok());
+  auto null_policy = registry.create("null-policy", {});
+  REQUIRE_FALSE(null_policy.ok());
+  CHECK(null_policy.status().message() == "sync policy 'null-policy' could not be made: its factory returned null");
+  auto ok_status = registry.create("ok-status", {});
+  REQUIRE_FALSE(ok_status.ok());
+  CHECK(ok_status.status().code() == ErrorCode::kInvalidArgument);
+  CHECK(ok_status.status().message() == "a Result was made from an ok Status, with no value");
 }
 
 }  // namespace
