@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "commitlog/config/config_keys.h"
+#include "commitlog/config/yaml_walk.h"
 
 namespace commitlog {
 namespace {
@@ -111,6 +112,13 @@ void Loader::collect(const YAML::Node& root) {
                !inserted) {
       report_.error(key, line, it->second,
             fmt::format("is a second setting of {} (the first is on line {})", key, first->second.line));
+    } else if (auto repeated = config::find_repeated_key(it->second)) {
+      // Read as written, one of the two would be taken without a word.
+      report_.error(key, repeated->second_line, it->second,
+                    fmt::format("sets {} twice (lines {} and {})", repeated->path, repeated->first_line,
+                                repeated->second_line));
+      unreadable_.insert(k->name);
+      written_.erase(first);
     }
   }
 }

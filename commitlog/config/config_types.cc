@@ -6,6 +6,8 @@
 
 #include <fmt/core.h>
 
+#include "commitlog/config/yaml_walk.h"
+
 namespace commitlog::config {
 namespace {
 
@@ -113,6 +115,8 @@ std::optional<Compression> read_compression(const Setting& s, Problems& problems
   return std::nullopt;
 }
 
+constexpr size_t kShownNodes = 500;
+
 void set_flow_style(YAML::Node node) {
   if (!node.IsMap() && !node.IsSequence()) return;
   node.SetStyle(YAML::EmitterStyle::Flow);
@@ -129,6 +133,8 @@ int line_of(const YAML::Node& node) {
 std::string show(const YAML::Node& node) {
   if (node.IsScalar()) return node.Scalar();
   if (node.IsNull()) return "";
+  // Quoted in messages, where a few hundred nodes say all there is to say.
+  if (has_more_nodes_than(node, kShownNodes)) return "(a value of more than " + std::to_string(kShownNodes) + " items)";
   return to_yaml(node);
 }
 

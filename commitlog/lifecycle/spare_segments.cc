@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commitlog/lifecycle/spare_segments.h"
 
+#include <algorithm>
+
 #include "commitlog/util/report.h"
 #include "segment/codec.h"
 #include "segment/file_name.h"
@@ -13,14 +15,22 @@ SpareSegments::SpareSegments(FileSystem& fs, std::string dir, uint64_t file_size
 
 namespace {
 
-// Whether the spare `file` was an encrypted segment: its header is intact
-// and says so.
-bool was_encrypted(File& file) {
+// What the file named like a spare begins with. A spare of this log is a
+// former segment, so its header is intact, or all zeros if it was made and
+// never used; anything else is someone else's file, never to be deleted or
+// written over.
+enum class SpareHeader { kForeign, kPlain, kEncrypted };
+
+SpareHeader spare_header(File& file) {
   std::byte bytes[format::kHeaderSize];
   auto read = file.read_at(0, bytes);
+  if (!read.ok() || *read != sizeof bytes) return SpareHeader::kForeign;
   SegmentHeader header;
-  return read.ok() && *read == sizeof bytes && decode_segment_header(bytes, &header) == HeaderProblem::kNone &&
-         (header.flags & format::kFlagEncrypted) != 0;
+  if (decode_segment_header(bytes, &header) == HeaderProblem::kNone) {
+    return (header.flags & format::kFlagEncrypted) != 0 ? SpareHeader::kEncrypted : SpareHeader::kPlain;
+  }
+  const bool zeros = std::all_of(std::begin(bytes), std::end(bytes), [](std::byte b) { return b == std::byte{0}; });
+  return zeros ? SpareHeader::kPlain : SpareHeader::kForeign;
 }
 
 }  // namespace
@@ -34,12 +44,17 @@ Result<std::unique_ptr<SpareSegments>> SpareSegments::open(FileSystem& fs, std::
     const auto id = parse_spare_file_name(name);
     if (!id) continue;
     const std::string path = spares->dir_ + "/" + name;
-    bool fits = reuse && spares->kept_.size() < kMaxSpares;
+    auto file = fs.open(path, OpenMode::kRead);
+    const SpareHeader header = file.ok() ? spare_header(**file) : SpareHeader::kForeign;
+    if (header == SpareHeader::kForeign) {
+      report("left alone: " + path + " is named like a spare segment file but does not begin as one");
+      continue;
+    }
+    bool fits = reuse && spares->kept_.size() < kMaxSpares && (!encrypted || header == SpareHeader::kEncrypted);
     if (fits) {
-      auto file = fs.open(path, OpenMode::kRead);
-      auto size = file.ok() ? (*file)->size() : Result<uint64_t>(file.status());
+      auto size = (*file)->size();
       auto links = fs.link_count(path);
-      fits = size.ok() && *size == file_size && links.ok() && *links == 1 && (!encrypted || was_encrypted(**file));
+      fits = size.ok() && *size == file_size && links.ok() && *links == 1;
     }
     (fits ? spares->kept_ : spares->excess_)[*id] = path;
   }

@@ -40,6 +40,33 @@ TEST_CASE("encryption config: the file key provider loads its keys, key_alias pi
   CHECK(again.options.encryption->source() == keys);
 }
 
+TEST_CASE("encryption config: a field set twice is an error naming both lines, whichever comes first") {
+  testing::TempDir dir;
+  const std::string keys = testing::write_key_file(dir.path() + "/keys", {1});
+  for (const auto& [first, second] : {std::pair{"false", "true"}, std::pair{"true", "false"}}) {
+    const std::string message = load_error("transparent_data_encryption_options:\n  enabled: " + std::string(first) +
+                                           "\n  key_provider:\n    - class_name: FileKeyProvider\n      parameters:\n"
+                                           "        - key_file: " + keys + "\n  enabled: " + second + "\n");
+    CHECK_MESSAGE(message.starts_with("t.yaml:7: transparent_data_encryption_options") , message);
+    CHECK_MESSAGE(message.find("sets enabled twice (lines 2 and 7)") != std::string::npos, message);
+  }
+  // Deeper down too, in lists of maps.
+  const std::string nested = load_error(encryption_yaml(keys + "\n          key_file: " + keys));
+  CHECK_MESSAGE(nested.find("sets key_provider.parameters.key_file twice") != std::string::npos, nested);
+}
+
+TEST_CASE("config: a value quoted in a message is cut short, so an alias bomb costs no time") {
+  std::string yaml = "a: &a [x, x, x, x, x, x, x, x, x]\n";
+  for (char level = 'b'; level <= 'k'; ++level) {  // 9^10 nodes once the aliases are followed
+    const char below = static_cast<char>(level - 1);
+    yaml += std::string(1, level) + ": &" + level + " [*" + below;
+    for (int i = 0; i < 8; ++i) yaml += std::string(", *") + below;
+    yaml += "]\n";
+  }
+  const std::string message = load_error(yaml + "commitlog_sync: *k\n");
+  CHECK_MESSAGE(message.find("(a value of more than 500 items)") != std::string::npos, message);
+}
+
 TEST_CASE("encryption config: a JKS keystore, a key file others can read or a missing key are clear errors") {
   testing::TempDir dir;
   const std::string keys = testing::write_key_file(dir.path() + "/keys", {1});

@@ -116,6 +116,38 @@ TEST_CASE("recycling: a segment another name holds (a CDC or archive link) is de
   CHECK(header.id == first->segment);
 }
 
+TEST_CASE("recycling: files named like spares that do not begin as segments are left alone") {
+  for (DiskAccessMode mode : {DiskAccessMode::kMmap, DiskAccessMode::kStandard}) {
+    CAPTURE(static_cast<int>(mode));
+    FaultFileSystem fs;
+    REQUIRE(fs.create_dirs(kLogDir).ok());
+    // Someone's notes, and a file of a spare's size holding other bytes.
+    const std::string notes = std::string(kLogDir) + "/" + spare_file_name(7);
+    const std::string sized = std::string(kLogDir) + "/" + spare_file_name(8);
+    const std::string text = "precious notes";
+    std::vector<std::byte> junk(kSegmentSize, std::byte{'j'});
+    for (const auto& [path, bytes] : {std::pair{notes, std::vector<std::byte>(reinterpret_cast<const std::byte*>(text.data()),
+                                                                                 reinterpret_cast<const std::byte*>(text.data()) + text.size())},
+                                      std::pair{sized, junk}}) {
+      auto file = fs.open(path, OpenMode::kCreateNew);
+      REQUIRE(file.ok());
+      REQUIRE((*file)->write_at(0, bytes).ok());
+    }
+    for (int run = 0; run < 2; ++run) {  // opened over them, recycling, then closed and opened again
+      auto log = CommitLog::open(log_options(fs, mode));
+      REQUIRE(log.ok());
+      append_discarding(**log, 3);
+      REQUIRE((*log)->close().ok());
+    }
+    auto kept_notes = read_whole_file(fs, notes);
+    auto kept_junk = read_whole_file(fs, sized);
+    REQUIRE(kept_notes.ok());
+    REQUIRE(kept_junk.ok());
+    CHECK(std::string(reinterpret_cast<const char*>(kept_notes->data()), kept_notes->size()) == text);
+    CHECK(*kept_junk == junk);
+  }
+}
+
 TEST_CASE("recycling: mmap and LZ4 logs delete discarded segments") {
   for (bool lz4 : {false, true}) {
     CAPTURE(lz4);
