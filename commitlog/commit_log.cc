@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commitlog/commit_log.h"
 
+#include <filesystem>
+
 // The write path, in the order a newcomer should read the files:
 //   append() -> SegmentChain::active() -> MappedSegment::reserve() (one CAS)
 //   -> MappedSegment::write_entry() (one copy into the segment's image)
@@ -53,7 +55,8 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
     auto taken = lock_log_directory(fs, options.directory, options.file_mode);
     if (!taken.ok()) return taken.status();
     lock = std::move(taken).value();
-  } else if (lock->path() != lock_file_path(options.directory)) {
+  } else if (std::filesystem::path(lock->path()).lexically_normal() !=
+             std::filesystem::path(lock_file_path(options.directory)).lexically_normal()) {
     return Status::invalid_argument("open " + options.directory + " with the lock of " + lock->path() +
                                     ": not this directory's");
   }

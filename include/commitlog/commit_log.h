@@ -95,7 +95,8 @@ class COMMITLOG_EXPORT CommitLog {
   // the log between the replay and the open. Replay, then open with it.
   static Result<std::unique_ptr<FileLock>> lock_directory(const Options& options);
   // open() holding `lock`, which lock_directory() took for
-  // options.directory; kInvalidArgument for any other lock.
+  // options.directory; kInvalidArgument for any other lock. A failed open
+  // releases the lock with the rest.
   static Result<std::unique_ptr<CommitLog>> open(const Options& options,
                                                  std::unique_ptr<FileLock> lock);
   ~CommitLog();  // close()
@@ -110,7 +111,7 @@ class COMMITLOG_EXPORT CommitLog {
   // a failed sync (commit_failure_policy stop) every append returns that
   // error.
   // Near total_space_hard_limit the append is first delayed, and at the limit
-  // it waits for space (space_throttle.h); if options.deadline passes while
+  // it waits for space (docs/guide.md, "Sizing"); if options.deadline passes while
   // it waits, it returns kTimedOut and nothing was written. The deadline
   // bounds only that wait, not a wait for durability.
   Result<Position> append(uint32_t table, std::span<const std::byte> payload,

@@ -12,6 +12,11 @@
 // it is made.
 #pragma once
 
+// One clear message instead of a page of errors from C++20 library features.
+#if __cplusplus < 202002L
+#error "commitlog needs C++20: compile with -std=c++20 or later"
+#else
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -58,3 +63,5 @@ COMMITLOG_EXPORT Result<std::shared_ptr<const KeyProvider>> load_key_file(
     FileSystem& fs = *posix_file_system());
 
 }  // namespace commitlog
+
+#endif  // C++20

@@ -112,19 +112,19 @@ struct COMMITLOG_EXPORT Options {
   uint64_t total_space = 0;
   // Hard cap (commitlog_ext_total_space_hard_limit; 0: none). From 90% of it
   // appends are delayed, up to total_space_max_delay at the cap; at the cap
-  // they wait for space (see commitlog/lifecycle/space_throttle.h). At least twice
+  // they wait for space (docs/guide.md, "Sizing"). At least twice
   // segment_size, and at least total_space. With no total_space, flushes are
   // requested from 75% of it.
   uint64_t total_space_hard_limit = 0;
   Duration total_space_max_delay = std::chrono::milliseconds(10);  // commitlog_ext_total_space_max_delay
   // A commitlog_archiving.properties file (commitlog_ext_archiving_properties;
-  // commitlog/lifecycle/archiver.h); empty: no archiving.
+  // docs/guide.md, "Archiving and restore"); empty: no archiving.
   std::string archiving_properties;
   CommitFailurePolicy commit_failure_policy = CommitFailurePolicy::kStop;
   // The longest a waiting producer thread spins before it sleeps on a futex
   // (commitlog_ext_spin_wait; 0: never, the default; at most 10ms). Only a
   // lone producer thread whose flushes carry its own mutation spins, and only
-  // while its waits stay within this (commitlog/util/futex_word.h). It pays where
+  // while its waits stay within this. It pays where
   // each hand-off would wake a thread on an idle CPU (a server thread
   // answering one client); it costs up to the wait in CPU per flush, and on a
   // process confined to one CPU every spin runs out and backs off.

@@ -9,7 +9,7 @@
 // newest segment of a run is a torn tail when nothing durable can lie beyond
 // it: no later valid marker records a synced offset past it, no later
 // compressed flush follows it, and the file is not shorter than the writer
-// made it (segment/damage_classifier.h). Anything else is corruption: damage
+// made it (segment/FORMAT.md, "Replay"). Anything else is corruption: damage
 // in an older segment, damage a later write proves durable, a truncated
 // file, a damaged segment header. One case cannot be told from loss by any
 // reader: zeros from a point after the last valid marker to the end of the
@@ -128,7 +128,7 @@ struct COMMITLOG_EXPORT ReplayReport {
   std::optional<Position> stopped_at;
   uint64_t unread_segments = 0;
   // Segment files that end a run and hold data but carry no seal
-  // (segment/segment_seal.h): their writer crashed and no process has opened
+  // (segment/FORMAT.md, "Seals"): their writer crashed and no process has opened
   // the log since, or they predate seals. Nothing records where their data
   // ended, so damage that removed their last entries cleanly cannot be told
   // from their end.

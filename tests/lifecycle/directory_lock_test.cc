@@ -126,6 +126,10 @@ TEST_CASE("directory lock: lock_directory() then open() with it, and a lock of a
   CHECK(CommitLog::open(a).status().code() == ErrorCode::kBusy);
   log->reset();
   CHECK(CommitLog::open(a).ok());
+  // The same directory however it is spelled.
+  auto slashed = CommitLog::lock_directory(options_for(tmp.file("c") + "/./"));
+  REQUIRE(slashed.ok());
+  CHECK(CommitLog::open(options_for(tmp.file("c")), std::move(slashed).value()).ok());
 }
 
 TEST_CASE("directory lock: through the fault file system a second open is refused, and an open that fails frees it") {
