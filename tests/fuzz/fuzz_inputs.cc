@@ -81,8 +81,12 @@ size_t read_requests(std::span<const std::byte> bytes) {
     require(request.consumed > 0 && request.consumed <= in.size());
     require(request.args.size() <= limits.max_args || in[0] != '*');
     uint64_t total = 0;
+    auto within = [](std::string_view arg, std::string_view span) {
+      return arg.data() >= span.data() && arg.data() + arg.size() <= span.data() + span.size();
+    };
     for (std::string_view arg : request.args) {
-      require(arg.data() >= in.data() && arg.data() + arg.size() <= in.data() + request.consumed);
+      // The input's own bytes, or an inline command's quoted word, unquoted.
+      require(within(arg, in.substr(0, request.consumed)) || (in[0] != '*' && within(arg, request.unquoted)));
       total += arg.size();
     }
     if (in[0] == '*') require(total <= limits.max_request);
