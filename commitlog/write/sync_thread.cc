@@ -151,7 +151,10 @@ SyncPlan SyncThread::next_plan(TimePoint now, bool stopping) {
   if (take(kSwitch)) return {Kind::kFlush, now, SyncReason::kSegmentSwitch};
   if (take(kExplicit)) return {Kind::kFlush, now, SyncReason::kExplicit};
   if (pipeline_.stopped()) return {};
-  return policy_.plan(snapshot(now));
+  SyncPlan plan = policy_.plan(snapshot(now));
+  // A kind outside the enum (a policy's bug) is taken at its safest.
+  if (plan.kind != Kind::kIdle && plan.kind != Kind::kSeal && plan.kind != Kind::kFlush) plan = {Kind::kFlush, now, plan.reason};
+  return plan;
 }
 
 SyncState SyncThread::snapshot(TimePoint now) const {

@@ -25,7 +25,8 @@
 // thread and must be cheap; plan() and on_flush() only from the sync thread.
 // No hook may throw: the log cannot undo what it did before the call (an
 // exception from after_append() leaves the mutation appended, one from the
-// sync thread ends the process).
+// sync thread ends the process). A value outside its enum is taken as the
+// safest answer: a sync at once, the producer waiting for it.
 #pragma once
 
 // One clear message instead of a page of errors from C++20 library features.

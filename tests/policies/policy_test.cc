@@ -321,6 +321,32 @@ TEST_CASE("a producer that starts waiting while a hold is planned does not make 
   CHECK(log.flushes() == 1);
 }
 
+// Answers with values outside the enums, where something is to be done.
+class OutOfRangePolicy final : public SyncPolicy {
+ public:
+  std::string_view name() const override { return "test-out-of-range"; }
+  ProducerAction after_append(const ProducerView&) const override { return static_cast<ProducerAction>(99); }
+  SyncPlan plan(const SyncState& s) override {
+    if (s.waiting_producers == 0) return {};
+    return {static_cast<SyncPlan::Kind>(99), s.now, SyncReason::kWindow};
+  }
+};
+
+TEST_CASE("a policy's answers outside the enums are taken as a sync at once that the producer waits for") {
+  REQUIRE(PolicyRegistry::global()
+              .add("test-out-of-range",
+                   [](const PolicySettings&) -> Result<std::unique_ptr<SyncPolicy>> {
+                     return std::unique_ptr<SyncPolicy>(new OutOfRangePolicy);
+                   })
+              .ok());
+  PolicyLog log("test-out-of-range");
+  auto at = log.log->append(1, "mutation");
+  REQUIRE(at.ok());
+  // Returned only once durable: the plan was taken as a flush, the answer as a wait for it.
+  CHECK(log.flushes() == 1);
+  CHECK(log.log->stats().durable.offset >= at->offset);
+}
+
 TEST_CASE("the registry lists the built-ins, refuses duplicates and unknown names") {
   auto names = PolicyRegistry::global().names();
   for (const char* n : {"batch", "group", "periodic", "adaptive"})
