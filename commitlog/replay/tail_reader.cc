@@ -41,6 +41,34 @@ std::optional<Index> read_index(FileSystem& fs, const SegmentFile& segment) {
 
 Status gap(const std::string& what) { return Status::not_found("gap in the log: " + what); }
 
+// The segment files of a directory as one look found them, with their
+// prologues read once each, when first asked for. A file read again later
+// can only prove more (a header written, data after it), so what a listing
+// remembers never proves more than the files do.
+struct Listing {
+  std::vector<SegmentFile> files;
+  bool cdc_raw = false;
+  std::vector<std::optional<Result<SegmentPrologue>>> prologues;
+
+  const Result<SegmentPrologue>& prologue(FileSystem& fs, size_t i) {
+    if (!prologues[i]) prologues[i].emplace(read_prologue(fs, files[i]));
+    return *prologues[i];
+  }
+};
+
+Result<Listing> list(FileSystem& fs, const std::string& dir) {
+  auto names = fs.list(dir);
+  if (!names.ok()) return names.status();
+  auto files = list_segment_files(fs, dir);
+  if (!files.ok()) return files.status();
+  Listing listing;
+  listing.cdc_raw = std::any_of(names->begin(), names->end(),
+                                [](const std::string& n) { return n.ends_with(kCdcIndexSuffix); });
+  listing.files = std::move(files).value();
+  listing.prologues.resize(listing.files.size());
+  return listing;
+}
+
 }  // namespace
 
 struct TailReader::State {
@@ -50,9 +78,10 @@ struct TailReader::State {
   std::optional<TailSegment> current;
 
   // How far `files[i]` may be read: what the segments after it prove.
-  TailSegment::Bound bound_from_later(const std::vector<SegmentFile>& files, size_t i) const {
+  TailSegment::Bound bound_from_later(Listing& listing, size_t i) const {
+    const std::vector<SegmentFile>& files = listing.files;
     for (size_t j = i + 1; j < files.size(); ++j) {
-      auto p = read_prologue(*options.file_system, files[j]);
+      const Result<SegmentPrologue>& p = listing.prologue(*options.file_system, j);
       if (!p.ok()) return TailSegment::Bound::kDurable;
       // A header not written (yet): the writer is making that segment, or
       // was killed while it did. Either way it proves nothing; a segment
@@ -80,7 +109,13 @@ struct TailReader::State {
       *waiting = true;
       return {};
     }
-    const uint64_t previous = (*opened)->header().previous_id;
+    const SegmentHeader& header = (*opened)->header();
+    // No entry or marker starts where the end marker would not fit.
+    if (file.id == position.segment && position.offset > header.capacity - format::kMarkerSize) {
+      return Status::invalid_argument("position " + position.to_string() + " lies past the end of " + file.path +
+                                      " (capacity " + std::to_string(header.capacity) + ")");
+    }
+    const uint64_t previous = header.previous_id;
     if (!cdc_raw && position.segment != 0 && previous != 0 && previous >= position.segment) {
       return gap("segment " + std::to_string(previous) + ", which " + base_name(file.path) +
                  " follows, was deleted from " + dir + " before the tail read it");
@@ -88,6 +123,16 @@ struct TailReader::State {
     current = std::move(*opened);
     position = {file.id, file.id == position.segment ? position.offset : 0};
     return {};
+  }
+
+  // A position inside a segment newer than any in a log directory was never
+  // handed out here: the writer keeps its newest segment. (In cdc_raw that
+  // segment may have been deleted by its consumer.) {id, 0} is where the
+  // tail goes on after segment id - 1, so it is no such position.
+  Status check_not_past_newest(const Listing& listing) const {
+    if (listing.cdc_raw || listing.files.empty() || position.offset == 0) return {};
+    return Status::invalid_argument("position " + position.to_string() + " lies past the newest segment in " + dir +
+                                    ", " + base_name(listing.files.back().path));
   }
 };
 
@@ -111,32 +156,46 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     ++delivered;
     return Status{};
   };
+  // One listing serves the segments it holds; the directory is listed
+  // again when the position runs past them.
+  std::optional<Listing> listing;
+  bool listed_since_advancing = false;
   while (true) {
-    if (!fs.is_directory(s.dir)) return delivered;
-    auto names = fs.list(s.dir);
-    if (!names.ok()) return names.status();
-    const bool cdc_raw = std::any_of(names->begin(), names->end(),
-                                     [](const std::string& n) { return n.ends_with(kCdcIndexSuffix); });
-    auto files = list_segment_files(fs, s.dir);
-    if (!files.ok()) return files.status();
-    const auto it = std::find_if(files->begin(), files->end(),
+    if (!listing) {
+      if (!fs.is_directory(s.dir)) return delivered;
+      auto listed = list(fs, s.dir);
+      if (!listed.ok()) return listed.status();
+      listing = std::move(listed).value();
+      listed_since_advancing = true;
+    }
+    const std::vector<SegmentFile>& files = listing->files;
+    const auto it = std::find_if(files.begin(), files.end(),
                                  [&](const SegmentFile& f) { return f.id >= s.position.segment; });
-    if (it == files->end()) return delivered;
-    const size_t i = static_cast<size_t>(it - files->begin());
+    if (it == files.end()) {
+      if (!listed_since_advancing) {
+        listing.reset();
+        continue;
+      }
+      CL_RETURN_IF_ERROR(s.check_not_past_newest(*listing));
+      return delivered;
+    }
+    const size_t i = static_cast<size_t>(it - files.begin());
     if (!s.current || s.current->id() != it->id) {
       bool waiting = false;
-      CL_RETURN_IF_ERROR(s.enter(*it, cdc_raw, &waiting));
+      CL_RETURN_IF_ERROR(s.enter(*it, listing->cdc_raw, &waiting));
       if (waiting) {
-        if (s.bound_from_later(*files, i) != TailSegment::Bound::kRunEnded) return delivered;
+        if (s.bound_from_later(*listing, i) != TailSegment::Bound::kRunEnded) return delivered;
         // Never written: its run ended while making it, as a replay finds too.
         s.position = {it->id + 1, 0};
+        listed_since_advancing = false;
         continue;
       }
     }
     // The index first: an offset it gives is then below what the files show.
     const std::optional<Index> index = read_index(fs, *it);
     CL_RETURN_IF_ERROR(s.current->refresh(index ? index->offset : 0));
-    TailSegment::Bound bound = index && index->completed ? TailSegment::Bound::kFinished : s.bound_from_later(*files, i);
+    TailSegment::Bound bound =
+        index && index->completed ? TailSegment::Bound::kFinished : s.bound_from_later(*listing, i);
     const TailSegment::Delivery d =
         s.current->deliver(s.position.offset, bound, index ? index->offset : 0, s.options.tables, counting);
     s.position.offset = d.next;
@@ -144,6 +203,7 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     if (!d.done) return delivered;
     s.position = {it->id + 1, 0};
     s.current.reset();
+    listed_since_advancing = false;
   }
 }
 

@@ -22,6 +22,22 @@ Status corruption(const std::string& path, uint64_t offset, uint64_t bytes, Dama
                             std::to_string(bytes) + " bytes) below what the writer made durable");
 }
 
+// The capacity bounds every offset in the segment: one no writer makes is
+// damage, refused before anything is sized by it.
+Status check_capacity(const std::string& path, const SegmentHeader& header) {
+  const uint64_t first_marker = format::first_marker_offset(header.flags);
+  const bool synced_marks = (header.flags & format::kFlagSyncedMarks) != 0;
+  std::string problem;
+  if (header.capacity < first_marker + format::kMarkerSize) {
+    problem = "leaves no room for the first marker at offset " + std::to_string(first_marker);
+  } else if (synced_marks && header.capacity > format::kMaxSyncedMarksCapacity) {
+    problem = "does not fit the 32-bit offsets of synced markers";
+  }
+  if (problem.empty()) return {};
+  return Status::corruption(path + ": segment header at offset " + std::to_string(format::kHeaderCapacityOffset) +
+                            ": capacity " + std::to_string(header.capacity) + " " + problem);
+}
+
 }  // namespace
 
 Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const SegmentFile& file,
@@ -42,6 +58,7 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
   if (header.id != file.id) {
     return Status::corruption(file.path + ": header says segment " + std::to_string(header.id));
   }
+  CL_RETURN_IF_ERROR(check_capacity(file.path, header));
   const uint64_t first_marker = format::first_marker_offset(header.flags);
   // A writer may have put the header in place but not yet the key block
   // after it (a mapped segment's image is visible as it is copied).
@@ -50,7 +67,15 @@ Result<std::optional<TailSegment>> TailSegment::open(FileSystem& fs, const Segme
   if (*got < first_marker || (format::seals_entries(header.flags) && key_block_unwritten)) {
     return std::optional<TailSegment>();  // its key block is being written
   }
+  // A plain segment's file is made whole before its header is written, so
+  // its size bounds what is read of it; a file shorter than its capacity
+  // reads as truncated.
+  auto size = (*handle)->size();
+  if (!size.ok()) return size.status();
   TailSegment segment(std::move(handle).value(), file, header, keys);
+  if (!segment.compressed()) {
+    segment.bytes_.resize(std::min(header.capacity, std::max<uint64_t>(*size, first_marker)));
+  }
   if (format::seals_entries(header.flags)) {
     // The header and key block are written together, before any entry.
     const crypto::OpenedSegmentKey opened = crypto::open_segment_key(bytes, header.id, keys);
@@ -72,9 +97,7 @@ TailSegment::TailSegment(std::unique_ptr<File> file, SegmentFile name, SegmentHe
       keys_(keys),
       header_(header),
       walk_at_(format::first_marker_offset(header.flags)),
-      bound_(walk_at_) {
-  if (!compressed()) bytes_.resize(header_.capacity);
-}
+      bound_(walk_at_) {}
 
 bool TailSegment::walk(std::span<const std::byte> bytes) {
   while (walk_at_ + format::kMarkerSize <= bytes.size()) {
@@ -215,6 +238,14 @@ TailSegment::Delivery TailSegment::deliver(uint64_t from, Bound bound, uint64_t 
         break;
       }
       out.status = corruption(file_.path, d->offset, d->length, d->kind);
+      break;
+    }
+    const uint64_t end = std::get<SegmentEnd>(item).offset;
+    if (bound != Bound::kDurable && from > end) {
+      // No position lies past the end of a finished segment's data.
+      out.status = Status::invalid_argument("position " + Position{header_.id, from}.to_string() +
+                                            " lies past the end of the data of " + file_.path + ", at offset " +
+                                            std::to_string(end));
       break;
     }
     out.done = bound != Bound::kDurable;

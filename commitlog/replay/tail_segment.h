@@ -33,7 +33,8 @@ namespace commitlog {
 class TailSegment {
  public:
   // nullopt while the file's header is not written yet (the writer is
-  // creating it); an error for a file that is not an intact segment.
+  // creating it); an error for a file that is not an intact segment, or
+  // whose header gives a capacity no writer makes.
   // `keys`: the master keys of an encrypted segment, which must outlive it.
   static Result<std::optional<TailSegment>> open(FileSystem& fs, const SegmentFile& file,
                                                  const KeyProvider* keys = nullptr);
@@ -59,7 +60,8 @@ class TailSegment {
   struct Delivery {
     uint64_t next = 0;   // the offset to read on from
     bool done = false;   // the segment holds nothing more
-    Status status;       // corruption below the bound, or the handler's error
+    Status status;       // corruption below the bound, the handler's error, or
+                         // kInvalidArgument: `from` lies past a finished segment's data
   };
   // Calls `handler` with each entry from `from` on, as `bound` allows.
   // `known` is a durable offset published by the writer (a CDC index).
@@ -82,7 +84,8 @@ class TailSegment {
   SegmentFile file_;
   const KeyProvider* keys_ = nullptr;
   SegmentHeader header_;
-  std::vector<std::byte> bytes_;  // plain: the file, valid below loaded_; compressed: the file
+  // Plain: the file up to its capacity, valid below loaded_; compressed: the file.
+  std::vector<std::byte> bytes_;
   uint64_t loaded_ = 0;
   uint64_t final_ = 0;            // plain: bytes_ below it were read after they were proven whole
   // Compressed: rebuilt by each refresh(). Sealed entries: holds the data key.

@@ -9,6 +9,7 @@
 // in the standard and direct access modes.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <map>
@@ -21,6 +22,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "commitlog/tail_reader.h"
+#include "segment/checksum.h"
 #include "segment/file_name.h"
 #include "tests/support/fault_file_system.h"
 #include "tests/support/segment_bytes.h"
@@ -306,6 +308,105 @@ TEST_CASE("tail: a run killed while it made a segment ends at the next run, past
   REQUIRE_MESSAGE(polled.ok(), polled.status().to_string());
   CHECK(got == std::vector<std::string>{"a", "b", "x"});
   CHECK(tail.position().segment == 2000);
+}
+
+// Rewrites the header's capacity and its checksum, as a writer would have.
+void set_capacity(FileSystem& fs, const std::string& path, uint64_t capacity) {
+  auto file = fs.open(path, OpenMode::kReadWrite);
+  REQUIRE(file.ok());
+  std::array<std::byte, format::kHeaderSize> h{};
+  REQUIRE((*file)->read_at(0, h).ok());
+  store_u64(h.data() + format::kHeaderCapacityOffset, capacity);
+  const uint16_t version = load_u16(h.data() + format::kHeaderVersionOffset);
+  store_u64(h.data() + format::kHeaderChecksumOffset,
+            checksum({h.data(), format::header_checksummed_bytes(version)}));
+  REQUIRE((*file)->write_at(0, h).ok());
+}
+
+TEST_CASE("tail: a header whose capacity no writer makes is damage named with its file and offset") {
+  for (bool lz4 : {false, true}) {
+    for (uint64_t capacity : {uint64_t{0}, uint64_t{16}, uint64_t{1} << 40}) {
+      CAPTURE(lz4);
+      CAPTURE(capacity);
+      FaultFileSystem fs;
+      {
+        auto log = CommitLog::open(log_options(fs, "batch", lz4, DiskAccessMode::kLegacy));
+        REQUIRE_MESSAGE(log.ok(), log.status().to_string());
+        for (int i = 0; i < 20; ++i) REQUIRE((*log)->append(1, std::string(100, 'a')).ok());
+        REQUIRE((*log)->close().ok());
+      }
+      auto files = list_segment_files(fs, kLogDir);
+      REQUIRE(files.ok());
+      REQUIRE(!files->empty());
+      set_capacity(fs, files->front().path, capacity);
+      TailOptions options;
+      options.file_system = &fs;
+      TailReader tail(kLogDir, options);
+      auto polled = tail.poll([](const ReplayedMutation&) { return Status{}; });
+      REQUIRE(!polled.ok());
+      CHECK(polled.status().code() == ErrorCode::kCorruption);
+      CHECK(polled.status().message().find(files->front().path + ": segment header at offset 32: capacity " +
+                                           std::to_string(capacity)) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("tail: a plain segment is read as far as its file goes, whatever its capacity says") {
+  // Without synced markers the format sets no largest capacity: the file
+  // bounds what is read, and a file short of its capacity ends truncated.
+  testing::SegmentBuilder b(1000, 4096, 0);
+  b.section({"a"});
+  b.close();
+  FaultFileSystem fs;
+  REQUIRE(fs.create_dirs(kLogDir).ok());
+  const std::string path = std::string(kLogDir) + "/" + segment_file_name(1000);
+  auto file = fs.open(path, OpenMode::kCreateNew);
+  REQUIRE(file.ok());
+  REQUIRE((*file)->write_at(0, b.plain()).ok());
+  set_capacity(fs, path, uint64_t{1} << 40);
+  testing::SegmentBuilder next(1001, 4096, 0, 1000);
+  next.section({"b"});
+  auto later = fs.open(std::string(kLogDir) + "/" + segment_file_name(1001), OpenMode::kCreateNew);
+  REQUIRE(later.ok());
+  REQUIRE((*later)->write_at(0, next.plain()).ok());
+  TailOptions options;
+  options.file_system = &fs;
+  TailReader tail(kLogDir, options);
+  std::vector<std::string> got;
+  auto polled = tail.poll([&](const ReplayedMutation& m) {
+    got.push_back(text(m.payload));
+    return Status{};
+  });
+  REQUIRE(!polled.ok());
+  CHECK(polled.status().message().find(path + ": file truncated at offset 4096") != std::string::npos);
+  CHECK(got == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("tail: a position past the end of a finished segment's data is refused naming it") {
+  testing::SegmentBuilder finished(1000, 4096);
+  finished.section({"a"});
+  finished.close();
+  testing::SegmentBuilder next(1001, 4096, format::kFlagSyncedMarks, 1000);
+  next.section({"b"});
+  FaultFileSystem fs;
+  REQUIRE(fs.create_dirs(kLogDir).ok());
+  for (const auto& [id, bytes] : {std::pair{uint64_t{1000}, finished.plain()}, std::pair{uint64_t{1001}, next.plain()}}) {
+    auto file = fs.open(std::string(kLogDir) + "/" + segment_file_name(id), OpenMode::kCreateNew);
+    REQUIRE(file.ok());
+    REQUIRE((*file)->write_at(0, bytes).ok());
+  }
+  for (uint64_t offset : {uint64_t{2000}, uint64_t{4096}}) {
+    CAPTURE(offset);
+    TailOptions options;
+    options.file_system = &fs;
+    options.from = {1000, offset};
+    TailReader tail(kLogDir, options);
+    auto polled = tail.poll([](const ReplayedMutation&) { return Status{}; });
+    REQUIRE(!polled.ok());
+    CHECK(polled.status().code() == ErrorCode::kInvalidArgument);
+    CHECK(polled.status().message().find("position 1000:" + std::to_string(offset) + " lies past the end of") !=
+          std::string::npos);
+  }
 }
 
 }  // namespace
