@@ -3,9 +3,16 @@
 // file resumes it with nothing twice, bad input exits 2, a gap exits 1.
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "commitlog/commit_log.h"
+#include "tests/support/child_process.h"
 #include "tests/support/log_files.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/temp_dir.h"
@@ -14,6 +21,7 @@ namespace commitlog {
 namespace {
 
 using testing::run_cli;
+using testing::slurp;
 using testing::write_text;
 
 // One run of a writer that appends `n` mutations and closes, then an empty
@@ -74,6 +82,88 @@ TEST_CASE("tail cli: bad input exits 2 and a deleted segment is a gap, exit 1") 
   CHECK(gap.exit_code == 1);
   CHECK(gap.err.find("gap") != std::string::npos);
   CHECK(gap.err.find("segment 5 ") != std::string::npos);
+}
+
+TEST_CASE("tail cli: the position file is replaced through a file of its own") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log"), position = tmp.file("position");
+  write_run(dir, 10, "m");
+  write_text(position + ".tmp", "someone else's\n");
+  const auto tail = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", position});
+  INFO(tail.err);
+  REQUIRE(tail.exit_code == 0);
+  CHECK(slurp(position + ".tmp") == "someone else's\n");
+  CHECK(slurp(position).find(':') != std::string::npos);
+}
+
+TEST_CASE("tail cli: a poll interval is refused above an hour and SIGTERM stops the longest one taken") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log");
+  write_run(dir, 10, "m");
+  for (const char* interval : {"inf", "1e300", "9.3e15", "3600001", "nan", "0"}) {
+    CAPTURE(interval);
+    const auto refused = run_cli(COMMITLOG_CLI, {"tail", dir, "--poll-interval", interval});
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("--poll-interval") != std::string::npos);
+  }
+  const pid_t pid = testing::spawn({COMMITLOG_CLI, "tail", dir, "-f", "--poll-interval", "3600000", "--out",
+                                    tmp.file("out")},
+                                   tmp.file("err"));
+  REQUIRE(pid > 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(kill(pid, SIGTERM) == 0);
+  int status = 0;
+  pid_t waited = 0;
+  for (int i = 0; i < 1000 && waited == 0; ++i) {
+    waited = waitpid(pid, &status, WNOHANG);
+    if (waited == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (waited == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  CHECK(waited == pid);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("tail cli: an option given an empty value is refused naming it") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log");
+  write_run(dir, 10, "m");
+  const std::vector<std::vector<std::string>> cases = {
+      {"tail", dir, "--table", ""},        {"replay", dir, "--table", ""},     {"tail", dir, "--key-file", ""},
+      {"replay", dir, "--from", ""},       {"tail", dir, "--from", ""},        {"replay", dir, "--until", ""},
+      {"replay", dir, "--out", ""},        {"tail", dir, "--out", ""},         {"tail", dir, "--position-file", ""},
+      {"verify", ""}};
+  for (const auto& args : cases) {
+    const std::string option = args.size() > 2 ? args[2] : "DIR";
+    CAPTURE(args[0]);
+    CAPTURE(option);
+    const auto refused = run_cli(COMMITLOG_CLI, args);
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find(option + ": empty value") != std::string::npos);
+    CHECK(refused.out.empty());
+  }
+}
+
+TEST_CASE("tail cli: a position past the end of its segment or of the log is refused naming it") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log");
+  write_run(dir, 10, "m");
+  const std::vector<SegmentFile> files = testing::segment_files(dir);
+  REQUIRE(!files.empty());
+  const uint64_t newest = files.back().id;
+  // 16 KiB segments: no position lies at 20000.
+  for (const std::string& from : {std::to_string(newest) + ":20000", std::to_string(newest + 1) + ":80"}) {
+    CAPTURE(from);
+    const auto refused = run_cli(COMMITLOG_CLI, {"tail", dir, "--from", from});
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err.find("position " + from + " lies past the ") != std::string::npos);
+    CHECK(refused.out.empty());
+  }
+  // Where the tail goes on after the newest segment is no such position.
+  CHECK(run_cli(COMMITLOG_CLI, {"tail", dir, "--from", std::to_string(newest + 1) + ":0"}).exit_code == 0);
 }
 
 }  // namespace

@@ -69,6 +69,20 @@ int usage_error(CLI::App& app, std::string_view word, const std::string& message
   return kExitUsage;
 }
 
+// An empty value is never what an option means: `--table ""` is no table 0
+// and `--out ""` no output file. Every option and argument that takes a
+// value refuses one, naming itself ("--table: empty value").
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {
+    for (CLI::Option* option : command->get_options([](CLI::Option*) { return true; })) {
+      if (option->get_expected_min() == 0) continue;  // a flag
+      option->check(CLI::Validator(
+          [](const std::string& value) { return value.empty() ? std::string("empty value") : std::string(); }, ""));
+    }
+    refuse_empty_values(*command);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,6 +100,7 @@ int main(int argc, char** argv) {
   add_stress_command(app, exit_code);
   add_tail_command(app, exit_code);
   add_tail_bench_command(app, exit_code);
+  refuse_empty_values(app);
   const std::string_view word = command_word(argc, argv);
   if (!word.empty() && app.get_subcommands([&](const CLI::App* c) { return c->get_name() == word; }).empty()) {
     std::vector<std::string> names;

@@ -11,6 +11,7 @@
 // Exit codes: 0 ok, 1 corruption or a gap (a segment deleted before it was
 // read), 2 a usage or input error.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -32,6 +33,10 @@
 
 namespace commitlog::tools {
 namespace {
+
+// The longest wait between looks at the log while following: longer ones
+// would not fit the wait for SIGINT or SIGTERM, and are no use.
+constexpr double kMaxPollMs = 3600 * 1000;
 
 struct TailArgs {
   std::string dir;
@@ -74,16 +79,21 @@ Result<std::optional<Position>> read_position_file(FileSystem& fs, const std::st
 }
 
 // A new file renamed over the old one, then the directory synced: a crash
-// leaves the old position or the new one.
+// leaves the old position or the new one. The new file's name is this
+// process's alone and it is created exclusively, so no one else's file is
+// overwritten or removed; only it is removed when writing it fails.
 Status write_position_file(FileSystem& fs, const std::string& path, Position p) {
-  const std::string temp = path + ".tmp";
-  if (fs.exists(temp)) CL_RETURN_IF_ERROR(fs.remove(temp));
+  const std::string temp = path + ".tmp." + std::to_string(getpid());
   const std::string text = p.to_string() + "\n";
   auto file = fs.open(temp, OpenMode::kCreateNew);
   if (!file.ok()) return file.status();
-  CL_RETURN_IF_ERROR((*file)->write_at(0, std::as_bytes(std::span(text.data(), text.size()))));
-  CL_RETURN_IF_ERROR((*file)->sync());
-  CL_RETURN_IF_ERROR(fs.rename(temp, path));
+  Status written = (*file)->write_at(0, std::as_bytes(std::span(text.data(), text.size())));
+  if (written.ok()) written = (*file)->sync();
+  if (written.ok()) written = fs.rename(temp, path);
+  if (!written.ok()) {
+    fs.remove(temp).ignore();
+    return written;
+  }
   const size_t slash = path.rfind('/');
   return fs.sync_dir(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
 }
@@ -104,7 +114,11 @@ int run_tail(const TailArgs& args) {
   if (args.format != "jsonl" && args.format != "text") {
     return fail("--format: expected jsonl or text, got '" + args.format + "'", kExitUsage);
   }
-  if (!(args.poll_ms > 0)) return fail("--poll-interval: must be greater than 0 ms", kExitUsage);
+  if (!(args.poll_ms > 0 && args.poll_ms <= kMaxPollMs)) {
+    return fail(fmt::format("--poll-interval: must be greater than 0 and at most {} ms, got {}", kMaxPollMs,
+                            args.poll_ms),
+                kExitUsage);
+  }
   FileSystem& fs = *posix_file_system();
   TailOptions options;
   options.tables = args.tables;
