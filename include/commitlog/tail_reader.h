@@ -79,7 +79,9 @@ class COMMITLOG_EXPORT TailReader {
   // Hands every mutation that is durable now, from position() on, to
   // `handler`, in log order; returns how many it handed out (0: nothing new
   // yet; poll again later). On an error (a gap, corruption, a file it cannot
-  // read, or the handler's own error) position() is that of the first
+  // read, the handler's own error, or kInvalidArgument for a starting
+  // position past its segment's end or inside a segment newer than the
+  // newest of a log directory) position() is that of the first
   // mutation not handed out, and a later poll() tries again from there.
   [[nodiscard]] Result<uint64_t> poll(const ReplayHandler& handler);
   Position position() const;
