@@ -45,6 +45,21 @@ std::string text(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
+// A tail of the log directory in `fs`.
+TailReader tail_of(FaultFileSystem& fs) {
+  TailOptions options;
+  options.file_system = &fs;
+  return TailReader(kLogDir, options);
+}
+
+// Polls `tail` once; each payload handed out goes to `got`, as text.
+Result<uint64_t> poll_texts(TailReader& tail, std::vector<std::string>& got) {
+  return tail.poll([&](const ReplayedMutation& m) {
+    got.push_back(text(m.payload));
+    return Status{};
+  });
+}
+
 Options log_options(FaultFileSystem& fs, const std::string& policy, bool lz4, DiskAccessMode mode) {
   Options o;
   o.disk_access_mode = mode;
@@ -260,20 +275,14 @@ TEST_CASE("tail: a read that raced the writer's flush is read again before what 
   auto file = fs.open(std::string(kLogDir) + "/" + segment_file_name(1000), OpenMode::kCreateNew);
   REQUIRE(file.ok());
   REQUIRE((*file)->write_at(0, racing).ok());
-  TailOptions options;
-  options.file_system = &fs;
-  TailReader tail(kLogDir, options);
+  TailReader tail = tail_of(fs);
   std::vector<std::string> got;
-  const ReplayHandler collect = [&](const ReplayedMutation& m) {
-    got.push_back(text(m.payload));
-    return Status{};
-  };
-  auto polled = tail.poll(collect);
+  auto polled = poll_texts(tail, got);
   REQUIRE_MESSAGE(polled.ok(), polled.status().to_string());
   CHECK(got == std::vector<std::string>{"a", "b"});
 
   REQUIRE((*file)->write_at(torn_at, std::span(whole).subspan(torn_at)).ok());
-  polled = tail.poll(collect);
+  polled = poll_texts(tail, got);
   REQUIRE_MESSAGE(polled.ok(), polled.status().to_string());
   CHECK(got == std::vector<std::string>{"a", "b", std::string(200, 'c'), "d"});
 }
@@ -297,14 +306,9 @@ TEST_CASE("tail: a run killed while it made a segment ends at the next run, past
     REQUIRE(file.ok());
     REQUIRE((*file)->write_at(0, bytes).ok());
   }
-  TailOptions options;
-  options.file_system = &fs;
-  TailReader tail(kLogDir, options);
+  TailReader tail = tail_of(fs);
   std::vector<std::string> got;
-  auto polled = tail.poll([&](const ReplayedMutation& m) {
-    got.push_back(text(m.payload));
-    return Status{};
-  });
+  auto polled = poll_texts(tail, got);
   REQUIRE_MESSAGE(polled.ok(), polled.status().to_string());
   CHECK(got == std::vector<std::string>{"a", "b", "x"});
   CHECK(tail.position().segment == 2000);
@@ -369,14 +373,9 @@ TEST_CASE("tail: a plain segment is read as far as its file goes, whatever its c
   auto later = fs.open(std::string(kLogDir) + "/" + segment_file_name(1001), OpenMode::kCreateNew);
   REQUIRE(later.ok());
   REQUIRE((*later)->write_at(0, next.plain()).ok());
-  TailOptions options;
-  options.file_system = &fs;
-  TailReader tail(kLogDir, options);
+  TailReader tail = tail_of(fs);
   std::vector<std::string> got;
-  auto polled = tail.poll([&](const ReplayedMutation& m) {
-    got.push_back(text(m.payload));
-    return Status{};
-  });
+  auto polled = poll_texts(tail, got);
   REQUIRE(!polled.ok());
   CHECK(polled.status().message().find(path + ": file truncated at offset 4096") != std::string::npos);
   CHECK(got == std::vector<std::string>{"a"});
