@@ -145,9 +145,10 @@ TailReader::~TailReader() = default;
 TailReader::TailReader(TailReader&&) noexcept = default;
 TailReader& TailReader::operator=(TailReader&&) noexcept = default;
 
-Position TailReader::position() const { return state_->position; }
+Position TailReader::position() const { return state_ ? state_->position : Position{}; }
 
 Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
+  if (!state_) return Status::invalid_argument("poll: this TailReader was moved from");
   State& s = *state_;
   FileSystem& fs = *s.options.file_system;
   uint64_t delivered = 0;

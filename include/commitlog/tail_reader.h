@@ -73,6 +73,8 @@ class COMMITLOG_EXPORT TailReader {
   // Reads nothing yet: a directory that does not exist yet holds nothing.
   TailReader(std::string directory, TailOptions options);
   ~TailReader();
+  // A moved-from reader's poll() fails with kInvalidArgument; its
+  // position() is {0, 0}.
   TailReader(TailReader&&) noexcept;
   TailReader& operator=(TailReader&&) noexcept;
 

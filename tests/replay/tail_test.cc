@@ -381,6 +381,15 @@ TEST_CASE("tail: a plain segment is read as far as its file goes, whatever its c
   CHECK(got == std::vector<std::string>{"a"});
 }
 
+TEST_CASE("tail: a moved-from reader refuses to poll") {
+  FaultFileSystem fs;
+  TailReader moved = tail_of(fs);
+  TailReader tail = std::move(moved);
+  std::vector<std::string> got;
+  CHECK(poll_texts(moved, got).status().code() == ErrorCode::kInvalidArgument);  // NOLINT(bugprone-use-after-move)
+  CHECK(poll_texts(tail, got).ok());
+}
+
 TEST_CASE("tail: a position past the end of a finished segment's data is refused naming it") {
   testing::SegmentBuilder finished(1000, 4096);
   finished.section({"a"});
