@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commitlog/commit_log.h"
 
-#include <filesystem>
-
 // The write path, in the order a newcomer should read the files:
 //   append() -> SegmentChain::active() -> MappedSegment::reserve() (one CAS)
 //   -> MappedSegment::write_entry() (one copy into the segment's image)
@@ -19,6 +17,7 @@
 #include "commitlog/lifecycle/archiver.h"
 #include "commitlog/lifecycle/crashed_run_seal.h"
 #include "commitlog/lifecycle/directory_lock.h"
+#include "commitlog/util/paths.h"
 #include "commitlog/write/failure_policy.h"
 
 namespace commitlog {
@@ -55,8 +54,7 @@ Result<std::unique_ptr<CommitLog>> CommitLog::open(const Options& options, std::
     auto taken = lock_log_directory(fs, options.directory, options.file_mode);
     if (!taken.ok()) return taken.status();
     lock = std::move(taken).value();
-  } else if (std::filesystem::path(lock->path()).lexically_normal() !=
-             std::filesystem::path(lock_file_path(options.directory)).lexically_normal()) {
+  } else if (resolved_path(lock->path()) != resolved_path(lock_file_path(options.directory))) {
     return Status::invalid_argument("open " + options.directory + " with the lock of " + lock->path() +
                                     ": not this directory's");
   }
@@ -186,16 +184,21 @@ namespace {
 
 // Whether `p` lies within what this process has appended: a segment past the
 // active one, or an offset past what the active one has reserved, would make
-// a wait that never ends or a discard that covers later appends.
-Status check_appended(const SegmentChain& chain, std::string_view operation, Position p) {
+// a wait that never ends or a discard that covers later appends. An append
+// returns an offset below used(), which is where the next one goes: a wait
+// may name it (everything before it), a discard may not (it would cover that
+// next mutation).
+Status check_appended(const SegmentChain& chain, std::string_view operation, Position p, bool may_be_next) {
   const EpochPins::Pin pinned = chain.pin();
   const MappedSegment& active = *chain.active();
-  const bool beyond = p.segment > active.id() || (p.segment == active.id() && p.offset > active.used()) ||
+  const uint64_t end = active.used();
+  const bool beyond = p.segment > active.id() ||
+                      (p.segment == active.id() && (p.offset > end || (p.offset == end && !may_be_next))) ||
                       p.offset >= (uint64_t{1} << DurableWaiters::kOffsetBits);
   if (!beyond) return {};
   return Status::invalid_argument(std::string(operation) + ": position " + p.to_string() +
                                   " was never appended (the active segment is " + std::to_string(active.id()) +
-                                  ", appended up to offset " + std::to_string(active.used()) + ")");
+                                  ", its next append goes at offset " + std::to_string(end) + ")");
 }
 
 }  // namespace
@@ -203,7 +206,7 @@ Status check_appended(const SegmentChain& chain, std::string_view operation, Pos
 Status CommitLog::wait_durable(Position position) {
   Impl& s = *impl_;
   if (position.segment < s.chain.first_id()) return {};
-  CL_RETURN_IF_ERROR(check_appended(s.chain, "wait_durable", position));
+  CL_RETURN_IF_ERROR(check_appended(s.chain, "wait_durable", position, /*may_be_next=*/true));
   return s.wait_durable(DurableWaiters::pack(position.segment - s.chain.first_id(), position.offset));
 }
 
@@ -266,7 +269,7 @@ CommitLogStats CommitLog::stats() const {
 Status CommitLog::discard(uint32_t table, Position up_to) {
   Impl& s = *impl_;
   if (s.closed.load(std::memory_order_acquire)) return Status::closed("the commit log is closed");
-  if (up_to.segment >= s.chain.first_id()) CL_RETURN_IF_ERROR(check_appended(s.chain, "discard", up_to));
+  if (up_to.segment >= s.chain.first_id()) CL_RETURN_IF_ERROR(check_appended(s.chain, "discard", up_to, /*may_be_next=*/false));
   s.lifecycle->discard(table, up_to);
   return {};
 }

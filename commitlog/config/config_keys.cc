@@ -9,6 +9,7 @@
 
 #include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/policy_registry.h"
+#include "commitlog/util/paths.h"
 
 namespace commitlog::config {
 namespace {
@@ -71,13 +72,7 @@ std::string access_mode_rule(const Options& o) {
 // never be the log's own directory, however the two paths are spelled.
 std::string cdc_directory_rule(const Options& o) {
   if (!o.cdc.enabled || o.cdc.raw_directory.empty()) return "";
-  auto resolved = [](const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::path p = std::filesystem::weakly_canonical(dir, ec);
-    if (ec) p = std::filesystem::path(dir).lexically_normal();
-    return p.has_filename() ? p : p.parent_path();  // "a/b/" is "a/b"
-  };
-  if (resolved(o.cdc.raw_directory) != resolved(o.directory)) return "";
+  if (resolved_path(o.cdc.raw_directory) != resolved_path(o.directory)) return "";
   return "must not be commitlog_directory: CDC deletes segment files there";
 }
 

@@ -130,6 +130,14 @@ TEST_CASE("directory lock: lock_directory() then open() with it, and a lock of a
   auto slashed = CommitLog::lock_directory(options_for(tmp.file("c") + "/./"));
   REQUIRE(slashed.ok());
   CHECK(CommitLog::open(options_for(tmp.file("c")), std::move(slashed).value()).ok());
+  // Through a symbolic link "link/../d" is beside the link's target, not beside the link.
+  std::filesystem::create_directories(tmp.file("deep/below"));
+  std::filesystem::create_directories(tmp.file("deep/d"));
+  std::filesystem::create_directory_symlink(tmp.file("deep/below"), tmp.file("link"));
+  auto linked = CommitLog::lock_directory(options_for(tmp.file("link") + "/../d"));
+  REQUIRE(linked.ok());
+  CHECK(CommitLog::open(options_for(tmp.file("d")), std::move(linked).value()).status().code() ==
+        ErrorCode::kInvalidArgument);
 }
 
 TEST_CASE("directory lock: through the fault file system a second open is refused, and an open that fails frees it") {

@@ -20,6 +20,7 @@
 #include "segment/file_name.h"
 #include "tests/support/eventually.h"
 #include "tests/support/log_files.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/segment_bytes.h"
 #include "tests/support/temp_dir.h"
 
@@ -123,7 +124,10 @@ TEST_CASE("lifecycle: discard deletes a fully clean segment and keeps a partiall
 
 TEST_CASE("lifecycle: discard and wait_durable refuse a position never appended, discard a closed log") {
   TempDir dir;
-  auto log = open_log(periodic_log(dir.path()));
+  Options options = periodic_log(dir.path());
+  testing::ManualClock clock;  // no periodic seal: nothing but appends moves the end
+  options.clock = &clock;
+  auto log = open_log(options);
   const Position p = append(*log, 1);
   // A later segment, an offset the active segment has not reached (a discard
   // there would cover the appends still to come, a wait would never end),
@@ -136,6 +140,13 @@ TEST_CASE("lifecycle: discard and wait_durable refuse a position never appended,
   }
   REQUIRE(log->discard(1, p).ok());
   REQUIRE(log->wait_durable(p).ok());
+  // Where the next append goes: a wait for everything before it is fine, a
+  // discard up to it would cover that next mutation.
+  const Position q = append(*log, 1);
+  REQUIRE(q.segment == p.segment);
+  const Position next{q.segment, q.offset + format::entry_footprint(kPayload.size())};
+  CHECK(log->discard(1, next).code() == ErrorCode::kInvalidArgument);
+  CHECK(log->wait_durable(next).ok());
   REQUIRE(log->close().ok());
   CHECK(log->discard(1, p).code() == ErrorCode::kClosed);
 }
