@@ -32,7 +32,7 @@ class Report final : public config::Problems {
 
   void error(std::string_view key, int line, const YAML::Node& value, std::string_view what,
              ErrorCode code = ErrorCode::kInvalidArgument) override {
-    add(line, fmt::format("{}: '{}' {}", key, config::show(value), what), code, false);
+    add(line, fmt::format("{}: '{}' {}", key, config::show_written(value), what), code, false);
   }
   using Problems::error;
   void warn(int line, std::string text) override { add(line, std::move(text), ErrorCode::kInvalidArgument, true); }
@@ -105,7 +105,7 @@ void Loader::collect(const YAML::Node& root) {
         report_.warn(line, fmt::format("{} is not supported and is ignored", key));
       }
     } else if (!k->supported()) {
-      if (k->harmless == nullptr || !k->harmless->accepts(config::show(it->second))) {
+      if (k->harmless == nullptr || !k->harmless->accepts(config::show_written(it->second))) {
         report_.warn(line, fmt::format("{} is not supported and is ignored", key));
       }
     } else if (auto [first, inserted] = written_.emplace(key, Setting{key, it->second, line, key == k->old_name});
@@ -138,7 +138,7 @@ void Loader::read(Options& o) {
     const size_t before = report_.errors();
     if (auto old = written_.find(k.old_name); !s->old_name && old != written_.end()) {
       report_.error(*s, fmt::format("is also set under the old name {}: '{}' on line {}; keep only {}", k.old_name,
-                            config::show(old->second.value), old->second.line, k.name));
+                            config::show_written(old->second.value), old->second.line, k.name));
     } else {
       k.type->read(*s, o, report_);
     }

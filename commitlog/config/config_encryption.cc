@@ -87,7 +87,7 @@ std::optional<Spec> read_spec(const Setting& s, Problems& problems) {
   if (!enabled || (enabled.IsScalar() && enabled.Scalar() == "false")) return spec;
   bool ok = true;
   for (auto it = s.value.begin(); it != s.value.end(); ++it) {
-    const std::string field = show(it->first);
+    const std::string field = show_written(it->first);
     const YAML::Node v = it->second;  // a copy: the iterator yields a temporary
     if (field == "enabled") {
       if (!v.IsScalar() || (v.Scalar() != "true" && v.Scalar() != "false")) {

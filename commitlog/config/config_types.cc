@@ -59,7 +59,7 @@ void warn_parameters(const YAML::Node& params, int line, Problems& problems) {
   if (params.IsMap()) {
     for (auto p = params.begin(); p != params.end(); ++p) {
       problems.warn(line_of(p->first),
-                    fmt::format("commitlog_compression.parameters.{} is not supported and is ignored", show(p->first)));
+                    fmt::format("commitlog_compression.parameters.{} is not supported and is ignored", show_written(p->first)));
     }
     return;
   }
@@ -85,7 +85,7 @@ std::optional<Compression> read_compression(const Setting& s, Problems& problems
   std::optional<YAML::Node> class_name;
   int class_line = s.line;
   for (auto it = spec.begin(); it != spec.end(); ++it) {
-    const std::string field = show(it->first);
+    const std::string field = show_written(it->first);
     const int line = line_of(it->first);
     if (field == "class_name") {
       class_name.emplace(it->second);
@@ -133,9 +133,13 @@ int line_of(const YAML::Node& node) {
 std::string show(const YAML::Node& node) {
   if (node.IsScalar()) return node.Scalar();
   if (node.IsNull()) return "";
-  // Quoted in messages, where a few hundred nodes say all there is to say.
-  if (has_more_nodes_than(node, kShownNodes)) return "(a value of more than " + std::to_string(kShownNodes) + " items)";
   return to_yaml(node);
+}
+
+// A message needs no more than a few hundred nodes of what the file wrote.
+std::string show_written(const YAML::Node& node) {
+  if (has_more_nodes_than(node, kShownNodes)) return "(a value of more than " + std::to_string(kShownNodes) + " items)";
+  return show(node);
 }
 
 std::string to_yaml(const YAML::Node& node) {
@@ -267,7 +271,7 @@ ValueType table_list(Access<std::vector<uint32_t>> field) {
                   const std::string text = item.IsScalar() ? item.Scalar() : std::string();
                   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
                   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-                    return problems.error(s, fmt::format("holds '{}', not a table id (0 to 4294967295)", show(item)));
+                    return problems.error(s, fmt::format("holds '{}', not a table id (0 to 4294967295)", show_written(item)));
                   }
                   tables.push_back(id);
                 }

@@ -145,6 +145,9 @@ ValueType choice(Field field, std::string noun, std::vector<std::pair<std::strin
 // The value as text on one line: a scalar as it is, maps and lists in flow
 // style; "" for null.
 std::string show(const YAML::Node& node);
+// show() of a value from a file, for messages: past 500 items (an alias
+// bomb can stand for billions) it says so instead.
+std::string show_written(const YAML::Node& node);
 // The value as yaml on one line (a scalar quoted where yaml needs it).
 std::string to_yaml(const YAML::Node& node);
 

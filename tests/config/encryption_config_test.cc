@@ -3,6 +3,7 @@
 // provider, clear errors naming the key, and the yaml round trip.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "commitlog/config.h"
@@ -65,6 +66,14 @@ TEST_CASE("config: a value quoted in a message is cut short, so an alias bomb co
   }
   const std::string message = load_error(yaml + "commitlog_sync: *k\n");
   CHECK_MESSAGE(message.find("(a value of more than 500 items)") != std::string::npos, message);
+  // A long value that is right is shown whole.
+  std::string tables;
+  for (int id = 1; id <= 600; ++id) tables += (tables.empty() ? "" : ", ") + std::to_string(id);
+  const LoadedConfig loaded = testing::load_ok("commitlog_ext_cdc_tables: [" + tables + "]\n");
+  const auto shown = std::find_if(loaded.settings.begin(), loaded.settings.end(),
+                                  [](const ConfigValue& v) { return v.key == "commitlog_ext_cdc_tables"; });
+  REQUIRE(shown != loaded.settings.end());
+  CHECK(shown->value == "[" + tables + "]");
 }
 
 TEST_CASE("encryption config: a JKS keystore, a key file others can read or a missing key are clear errors") {
