@@ -78,15 +78,28 @@ Result<std::optional<Position>> read_position_file(FileSystem& fs, const std::st
   return std::optional<Position>(p);
 }
 
+// Names tried for the new position file: a crash between creating one and
+// renaming it leaves it behind, and a later run takes the next name.
+constexpr int kTemporaryNames = 64;
+
 // A new file renamed over the old one, then the directory synced: a crash
-// leaves the old position or the new one. The new file's name is this
-// process's alone and it is created exclusively, so no one else's file is
-// overwritten or removed; only it is removed when writing it fails.
+// leaves the old position or the new one. The new file takes the first name
+// FILE.tmp.N that nothing holds and is created exclusively, so no one else's
+// file is overwritten or removed; only it is removed when writing it fails.
 Status write_position_file(FileSystem& fs, const std::string& path, Position p) {
-  const std::string temp = path + ".tmp." + std::to_string(getpid());
   const std::string text = p.to_string() + "\n";
-  auto file = fs.open(temp, OpenMode::kCreateNew);
-  if (!file.ok()) return file.status();
+  std::string temp;
+  Result<std::unique_ptr<File>> file = Status::not_found("");
+  for (int n = 0; n < kTemporaryNames && !file.ok(); ++n) {
+    temp = path + ".tmp." + std::to_string(n);
+    if (fs.exists(temp)) continue;
+    file = fs.open(temp, OpenMode::kCreateNew);
+    if (!file.ok() && !fs.exists(temp)) return file.status();  // not another's creation racing this one
+  }
+  if (!file.ok()) {
+    return Status::invalid_argument(fmt::format("{}.tmp.0 to .tmp.{} all exist (left by crashed runs?): remove them",
+                                                path, kTemporaryNames - 1));
+  }
   Status written = (*file)->write_at(0, std::as_bytes(std::span(text.data(), text.size())));
   if (written.ok()) written = (*file)->sync();
   if (written.ok()) written = fs.rename(temp, path);
