@@ -87,7 +87,9 @@ void parse_inline(std::string_view in, const Limits& limits, Request* out) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   std::string& text = out->unquoted;
   text.clear();
-  text.reserve(line.size());  // no word grows in unquoting, so the views below stay valid
+  // No word grows in unquoting, so the views below stay valid; a line
+  // without quotes needs none of it.
+  if (line.find_first_of("\"'") != std::string_view::npos) text.reserve(line.size());
   for (size_t pos = 0;;) {
     while (pos < line.size() && is_blank(line[pos])) ++pos;
     if (pos == line.size()) break;
