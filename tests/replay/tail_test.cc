@@ -45,10 +45,11 @@ std::string text(std::span<const std::byte> bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
-// A tail of the log directory in `fs`.
-TailReader tail_of(FaultFileSystem& fs) {
+// A tail of the log directory in `fs`, from `from`.
+TailReader tail_of(FaultFileSystem& fs, Position from = {}) {
   TailOptions options;
   options.file_system = &fs;
+  options.from = from;
   return TailReader(kLogDir, options);
 }
 
@@ -343,10 +344,9 @@ TEST_CASE("tail: a header whose capacity no writer makes is damage named with it
       REQUIRE(files.ok());
       REQUIRE(!files->empty());
       set_capacity(fs, files->front().path, capacity);
-      TailOptions options;
-      options.file_system = &fs;
-      TailReader tail(kLogDir, options);
-      auto polled = tail.poll([](const ReplayedMutation&) { return Status{}; });
+      TailReader tail = tail_of(fs);
+      std::vector<std::string> got;
+      auto polled = poll_texts(tail, got);
       REQUIRE(!polled.ok());
       CHECK(polled.status().code() == ErrorCode::kCorruption);
       CHECK(polled.status().message().find(files->front().path + ": segment header at offset 32: capacity " +
@@ -405,11 +405,9 @@ TEST_CASE("tail: a position past the end of a finished segment's data is refused
   }
   for (uint64_t offset : {uint64_t{2000}, uint64_t{4096}}) {
     CAPTURE(offset);
-    TailOptions options;
-    options.file_system = &fs;
-    options.from = {1000, offset};
-    TailReader tail(kLogDir, options);
-    auto polled = tail.poll([](const ReplayedMutation&) { return Status{}; });
+    TailReader tail = tail_of(fs, {1000, offset});
+    std::vector<std::string> got;
+    auto polled = poll_texts(tail, got);
     REQUIRE(!polled.ok());
     CHECK(polled.status().code() == ErrorCode::kInvalidArgument);
     CHECK(polled.status().message().find("position 1000:" + std::to_string(offset) + " lies past the end of") !=
