@@ -41,19 +41,10 @@ std::optional<Index> read_index(FileSystem& fs, const SegmentFile& segment) {
 
 Status gap(const std::string& what) { return Status::not_found("gap in the log: " + what); }
 
-// The segment files of a directory as one look found them, with their
-// prologues read once each, when first asked for. A file read again later
-// can only prove more (a header written, data after it), so what a listing
-// remembers never proves more than the files do.
+// The segment files of a directory as one look found them.
 struct Listing {
   std::vector<SegmentFile> files;
   bool cdc_raw = false;
-  std::vector<std::optional<Result<SegmentPrologue>>> prologues;
-
-  const Result<SegmentPrologue>& prologue(FileSystem& fs, size_t i) {
-    if (!prologues[i]) prologues[i].emplace(read_prologue(fs, files[i]));
-    return *prologues[i];
-  }
 };
 
 Result<Listing> list(FileSystem& fs, const std::string& dir) {
@@ -65,7 +56,6 @@ Result<Listing> list(FileSystem& fs, const std::string& dir) {
   listing.cdc_raw = std::any_of(names->begin(), names->end(),
                                 [](const std::string& n) { return n.ends_with(kCdcIndexSuffix); });
   listing.files = std::move(files).value();
-  listing.prologues.resize(listing.files.size());
   return listing;
 }
 
@@ -78,10 +68,9 @@ struct TailReader::State {
   std::optional<TailSegment> current;
 
   // How far `files[i]` may be read: what the segments after it prove.
-  TailSegment::Bound bound_from_later(Listing& listing, size_t i) const {
-    const std::vector<SegmentFile>& files = listing.files;
+  TailSegment::Bound bound_from_later(const std::vector<SegmentFile>& files, size_t i) const {
     for (size_t j = i + 1; j < files.size(); ++j) {
-      const Result<SegmentPrologue>& p = listing.prologue(*options.file_system, j);
+      auto p = read_prologue(*options.file_system, files[j]);
       if (!p.ok()) return TailSegment::Bound::kDurable;
       // A header not written (yet): the writer is making that segment, or
       // was killed while it did. Either way it proves nothing; a segment
@@ -157,26 +146,16 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     ++delivered;
     return Status{};
   };
-  // One listing serves the segments it holds; the directory is listed
-  // again when the position runs past them.
-  std::optional<Listing> listing;
-  bool listed_since_advancing = false;
+  // The directory is listed, and later segments' prologues read, afresh for
+  // each segment: the writer may have changed both while it was read.
   while (true) {
-    if (!listing) {
-      if (!fs.is_directory(s.dir)) return delivered;
-      auto listed = list(fs, s.dir);
-      if (!listed.ok()) return listed.status();
-      listing = std::move(listed).value();
-      listed_since_advancing = true;
-    }
+    if (!fs.is_directory(s.dir)) return delivered;
+    auto listing = list(fs, s.dir);
+    if (!listing.ok()) return listing.status();
     const std::vector<SegmentFile>& files = listing->files;
     const auto it = std::find_if(files.begin(), files.end(),
                                  [&](const SegmentFile& f) { return f.id >= s.position.segment; });
     if (it == files.end()) {
-      if (!listed_since_advancing) {
-        listing.reset();
-        continue;
-      }
       CL_RETURN_IF_ERROR(s.check_not_past_newest(*listing));
       return delivered;
     }
@@ -185,10 +164,9 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
       bool waiting = false;
       CL_RETURN_IF_ERROR(s.enter(*it, listing->cdc_raw, &waiting));
       if (waiting) {
-        if (s.bound_from_later(*listing, i) != TailSegment::Bound::kRunEnded) return delivered;
+        if (s.bound_from_later(files, i) != TailSegment::Bound::kRunEnded) return delivered;
         // Never written: its run ended while making it, as a replay finds too.
         s.position = {it->id + 1, 0};
-        listed_since_advancing = false;
         continue;
       }
     }
@@ -196,7 +174,7 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     const std::optional<Index> index = read_index(fs, *it);
     CL_RETURN_IF_ERROR(s.current->refresh(index ? index->offset : 0));
     TailSegment::Bound bound =
-        index && index->completed ? TailSegment::Bound::kFinished : s.bound_from_later(*listing, i);
+        index && index->completed ? TailSegment::Bound::kFinished : s.bound_from_later(files, i);
     const TailSegment::Delivery d =
         s.current->deliver(s.position.offset, bound, index ? index->offset : 0, s.options.tables, counting);
     s.position.offset = d.next;
@@ -204,7 +182,6 @@ Result<uint64_t> TailReader::poll(const ReplayHandler& handler) {
     if (!d.done) return delivered;
     s.position = {it->id + 1, 0};
     s.current.reset();
-    listed_since_advancing = false;
   }
 }
 

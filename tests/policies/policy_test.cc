@@ -342,9 +342,11 @@ TEST_CASE("a policy's answers outside the enums are taken as a sync at once that
   PolicyLog log("test-out-of-range");
   auto at = log.log->append(1, "mutation");
   REQUIRE(at.ok());
-  // Returned only once durable: the plan was taken as a flush, the answer as a wait for it.
-  CHECK(log.flushes() == 1);
-  CHECK(log.log->stats().durable.offset >= at->offset);
+  // Returned only once durable: the plan was taken as a flush, the answer as
+  // a wait for it. (The policy plans again while the woken producer still
+  // counts as waiting, so there may be more flushes than one.)
+  CHECK(log.flushes() >= 1);
+  CHECK(*at < log.log->stats().durable);
 }
 
 TEST_CASE("the registry lists the built-ins, refuses duplicates and unknown names") {
