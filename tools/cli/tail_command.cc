@@ -11,7 +11,6 @@
 // Exit codes: 0 ok, 1 corruption or a gap (a segment deleted before it was
 // read), 2 a usage or input error.
 #include <signal.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
