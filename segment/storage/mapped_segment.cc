@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "segment/storage/block_file.h"
 #include "segment/checksum.h"
@@ -13,16 +11,11 @@
 #include "segment/segment_key.h"
 #include "segment/file_name.h"
 #include "segment/format.h"
-#include "segment/platform/cpu_pause.h"
 
 namespace commitlog {
 namespace {
 
 constexpr uint64_t kClosedBit = uint64_t{1} << 63;
-// Image bytes prepared ahead of producers (prepare_ahead()).
-constexpr uint64_t kFirstPrepared = 256 << 10;
-constexpr uint64_t kMinPrepared = 64 << 10;
-constexpr uint64_t kMaxPrepared = 4 << 20;
 
 std::atomic_ref<uint32_t> length_field(std::byte* entry) {
   return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(entry));
@@ -149,17 +142,17 @@ MappedSegment::MappedSegment(std::unique_ptr<SegmentStorage> storage, const Cloc
                              std::unique_ptr<crypto::SharedSealer> sealer)
     : storage_(std::move(storage)),
       sealer_(std::move(sealer)),
-      clock_(clock),
       path_(std::move(path)),
       info_(info),
       base_(storage_->image()),
       alloc_(format::first_entry_offset(info.flags)),
       open_marker_(format::first_marker_offset(info.flags)),
-      published_(format::first_entry_offset(info.flags)),
+      entries_(base_, format::first_entry_offset(info.flags), clock),
       flush_from_(format::first_marker_offset(info.flags)),
       synced_(format::first_marker_offset(info.flags)),
-      prepared_to_(std::min(kFirstPrepared, info.capacity) / kMinPrepared * kMinPrepared) {
-  storage_->prepare(0, prepared_to_);  // on the allocator thread (create())
+      ahead_(info.capacity) {
+  const PrepareAhead::Range first = ahead_.first();
+  storage_->prepare(first.first, first.second - first.first);  // on the allocator thread (create())
 }
 
 MappedSegment::~MappedSegment() = default;
@@ -188,32 +181,9 @@ bool MappedSegment::has_unflushed() const {
   return has_unsealed() || dirty_;
 }
 
-// A producer that takes a page fault between reserving an entry and
-// publishing it holds up seal(), which waits for that entry. With a mapped
-// segment, every first write to a page faults (MAP_POPULATE maps shared pages
-// read-only), and with many producers on few CPUs the faults contend for the
-// page-table lock with msync's write-protection while the sync thread waits.
-// Preparing the pages ahead on the sync thread, after its waiters are woken,
-// takes those faults off the producers' path. The page producers write now is
-// left alone: preparing it would race with them for its lock. Four times the
-// recent growth, renewed once half of it is used, keeps ahead of the
-// producers with one madvise per few flushes (one producer: per 256 appends
-// of 100 B); the bounds keep the work per call small.
 void MappedSegment::prepare_ahead() {
   if (closed()) return;  // a segment is released only once finished, so closed
-  const uint64_t frontier = used();
-  const uint64_t grown = frontier - std::min(frontier, prepared_at_used_);
-  prepared_at_used_ = frontier;
-  const uint64_t ahead = std::clamp<uint64_t>(4 * grown, kMinPrepared, kMaxPrepared);
-  if (prepared_to_ >= frontier + ahead / 2) return;
-  const uint64_t from = std::max(frontier, prepared_to_);
-  // Up to a whole multiple of kMinPrepared (of any page size up to 64 KiB),
-  // so that no page straddles two calls and is left out of both.
-  const uint64_t to = std::min((frontier + ahead + kMinPrepared - 1) / kMinPrepared * kMinPrepared,
-                               info_.capacity);
-  if (to <= from) return;
-  storage_->prepare(from, to - from);
-  prepared_to_ = to;
+  if (const auto range = ahead_.next(used())) storage_->prepare(range->first, range->second - range->first);
 }
 
 uint64_t MappedSegment::used() const { return alloc_.load(std::memory_order_relaxed) & ~kClosedBit; }
@@ -259,56 +229,6 @@ bool MappedSegment::closed() const {
   return (alloc_.load(std::memory_order_acquire) & kClosedBit) != 0;
 }
 
-void MappedSegment::wait_for_published(uint64_t end) {
-  // Producers never suspend between reserve() and the length store, so this
-  // wait is as long as one memcpy (or a direct payload's pwrite or LZ4 call)
-  // unless a producer thread was preempted, which with many producers on few
-  // CPUs happens, and the whole flush waits with it. So such waits are
-  // counted and timed (the metrics' seal_waits), at the cost of two clock
-  // reads per wait.
-  uint64_t at = std::max(published_, open_marker_ + format::kMarkerSize);
-  unsigned spins = 0;
-  std::optional<TimePoint> waiting_since;
-  while (at < end) {
-    uint32_t length = length_field(base_ + at).load(std::memory_order_acquire);
-    if (length == 0) {
-      if (!waiting_since) waiting_since = clock_.now();
-      if (++spins < 1024) {
-        cpu_pause();
-      } else {
-        std::this_thread::yield();
-      }
-      continue;
-    }
-    spins = 0;
-    note_table(entry_table(base_ + at), at);
-    at += format::align_up(length);
-    ++sealed_entries_;
-  }
-  assert(at == end);
-  published_ = at;
-  if (waiting_since) {
-    ++publish_waits_.seals;
-    publish_waits_.nanos +=
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  clock_.now() - *waiting_since)
-                                  .count());
-  }
-}
-
-void MappedSegment::note_table(uint32_t table, uint64_t offset) {
-  // Runs of one table are the common case; a new table costs one insertion.
-  if (last_table_ < tables_.size() && tables_[last_table_].table == table) {
-    tables_[last_table_].last_offset = offset;
-    return;
-  }
-  auto it = std::lower_bound(tables_.begin(), tables_.end(), table,
-                             [](const TableExtent& e, uint32_t t) { return e.table < t; });
-  if (it == tables_.end() || it->table != table) it = tables_.insert(it, TableExtent{table, offset});
-  it->last_offset = offset;
-  last_table_ = static_cast<size_t>(it - tables_.begin());
-}
-
 void MappedSegment::write_marker(uint64_t at, uint64_t next) {
   // synced_ is what the last completed flush covered, never the flush this
   // seal may be for: a power loss before that one ends may tear anything
@@ -330,17 +250,17 @@ uint64_t MappedSegment::seal() {
     }
     if (alloc_.compare_exchange_weak(cur, cur + format::kMarkerSize, std::memory_order_acq_rel,
                                      std::memory_order_acquire)) {
-      wait_for_published(cur);
+      entries_.wait_until(open_marker_ + format::kMarkerSize, cur);
       std::memset(base_ + cur, 0, format::kMarkerSize);
       write_marker(open_marker_, cur);
       open_marker_ = cur;
       dirty_ = true;
-      published_ = cur + format::kMarkerSize;
-      return published_;
+      entries_.skip_to(cur + format::kMarkerSize);
+      return entries_.published();
     }
   }
   const uint64_t end = cur & ~kClosedBit;
-  wait_for_published(end);
+  entries_.wait_until(open_marker_ + format::kMarkerSize, end);
   write_marker(open_marker_, end);
   write_marker(end, format::kEndOfSegment);
   end_marker_written_ = true;

@@ -34,6 +34,8 @@
 #include "commitlog/clock.h"
 #include "commitlog/file_system.h"
 #include "segment/storage/buffer_pool.h"
+#include "segment/storage/prepare_ahead.h"
+#include "segment/storage/published_entries.h"
 #include "segment/format.h"
 #include "segment/storage/segment_storage.h"
 #include "commitlog/status.h"
@@ -54,12 +56,6 @@ struct SegmentFileInfo {
   // whether its sections are compressed, which without encryption they are.
   const KeyProvider* keys = nullptr;
   bool lz4 = true;
-};
-
-// One table of a segment: the offset of its last entry there.
-struct TableExtent {
-  uint32_t table = 0;
-  uint64_t last_offset = 0;
 };
 
 class MappedSegment {
@@ -161,48 +157,37 @@ class MappedSegment {
   // thread, after a seal or a flush; a no-op once closed.
   void prepare_ahead();
   // Entries sealed since the last call (seal() counts them as it waits for them).
-  uint64_t take_sealed_entries() { return std::exchange(sealed_entries_, 0); }
+  uint64_t take_sealed_entries() { return entries_.take_count(); }
   // Seals since the last call that found a reserved entry not yet written and
   // waited for its producer, and how long they waited in all.
-  struct PublishWaits {
-    uint64_t seals = 0;
-    uint64_t nanos = 0;
-  };
-  PublishWaits take_publish_waits() { return std::exchange(publish_waits_, {}); }
+  using PublishWaits = PublishedEntries::Waits;
+  PublishWaits take_publish_waits() { return entries_.take_waits(); }
   // The tables of the entries sealed so far, sorted by id; complete once
   // finished(). seal() learns them while it waits for entries to be
   // published, so producers pay nothing for them.
-  const std::vector<TableExtent>& tables() const { return tables_; }
+  const std::vector<TableExtent>& tables() const { return entries_.tables(); }
 
  private:
   MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock, std::string path,
                 SegmentFileInfo info, std::unique_ptr<crypto::SharedSealer> sealer);
-  void wait_for_published(uint64_t end);
   void write_marker(uint64_t at, uint64_t next);
-  void note_table(uint32_t table, uint64_t offset);
 
   std::unique_ptr<SegmentStorage> storage_;
   const std::unique_ptr<crypto::SharedSealer> sealer_;  // sealed entries: the data key
-  const Clock& clock_;
   const std::string path_;
   const SegmentFileInfo info_;
   std::byte* const base_;
   alignas(64) std::atomic<uint64_t> alloc_;
   // Sync-thread state.
   alignas(64) uint64_t open_marker_;   // marker slot of the section being filled
-  uint64_t published_ = 0;             // entries up to here are known published
+  PublishedEntries entries_;
   uint64_t flush_from_ = 0;            // the next flush starts here
   // Below this offset the image is durable and final: what markers record
   // as `synced` (format::kFlagSyncedMarks).
   uint64_t synced_;
-  uint64_t prepared_at_used_ = 0;      // used() at the last prepare_ahead()
-  uint64_t prepared_to_ = 0;           // the image is prepared up to here
+  PrepareAhead ahead_;
   bool dirty_ = false;                 // sealed bytes not flushed yet
   bool end_marker_written_ = false;
-  uint64_t sealed_entries_ = 0;
-  PublishWaits publish_waits_;
-  std::vector<TableExtent> tables_;  // sorted by table
-  size_t last_table_ = 0;            // index in tables_ of the table noted last
   uint64_t image_bytes_persisted_ = 0, file_bytes_written_ = 0;  // kept after release_file()
   bool finished_ = false;
 };
