@@ -8,7 +8,7 @@
 //   then seal (markers) -> FlushPipeline: stage, commit (msync/fdatasync),
 //   committed -> DurableWaiters::advance() -> every waiting fiber or thread wakes.
 //
-// After the write path, a segment's life (commitlog/lifecycle/segment_lifecycle.h):
+// After the write path, a segment's life (commitlog/lifecycle/retention/segment_lifecycle.h):
 // finished by the sync thread -> archived (archiver.h) -> deleted once
 // discard() has covered every table in it; its size counts against
 // total_space (flush requests) and the hard limit (space_throttle.h).

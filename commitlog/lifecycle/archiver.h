@@ -18,11 +18,12 @@
 // inside restore_command's. A command succeeds when it exits with status 0.
 //
 // The log runs archive_command for each finished segment on its lifecycle
-// thread (segment_lifecycle.h) and for every segment already in its directory
-// at open; a segment is deleted only once archived. A failed command keeps the
-// segment, is counted (metrics) and printed on stderr. Because a crash between
-// archiving and deleting a segment archives it again at the next open, the
-// command must accept an existing target (cp does, ln does not).
+// thread (retention/segment_lifecycle.h) and for every segment already in its
+// directory at open; a segment is deleted only once archived. A failed
+// command keeps the segment, is counted (metrics) and printed on stderr.
+// Because a crash between archiving and deleting a segment archives it again
+// at the next open, the command must accept an existing target (cp does, ln
+// does not).
 //
 // Thread-safety: every function may be called from any thread.
 #pragma once

@@ -26,6 +26,7 @@ FLOORS = [
     ["commitlog/cdc"],
     ["commitlog/replay"],
     ["commitlog/lifecycle"],
+    ["commitlog/lifecycle/retention"],
     ["commitlog/write"],
     ["commitlog/config"],
     ["commitlog"],
