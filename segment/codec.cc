@@ -13,6 +13,8 @@ bool synced_marks(uint16_t flags) { return (flags & format::kFlagSyncedMarks) !=
 
 }  // namespace
 
+static_assert(format::kHeaderCapacityOffset == 32, "header_problem_name() names the offset");
+
 const char* header_problem_name(HeaderProblem problem) {
   switch (problem) {
     case HeaderProblem::kNone: return "ok";
@@ -22,6 +24,8 @@ const char* header_problem_name(HeaderProblem problem) {
     case HeaderProblem::kBadChecksum: return "segment header checksum mismatch";
     case HeaderProblem::kUnknownVersion: return "unknown segment format version";
     case HeaderProblem::kUnknownFlags: return "segment header has unknown flags, or flags no build combines";
+    case HeaderProblem::kCapacityOutOfRange:
+      return "segment header capacity (offset 32) of 4 GiB or more, which no writer makes";
   }
   return "unknown";
 }
@@ -112,6 +116,14 @@ HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHea
   if (!flags_combine(header->flags)) return HeaderProblem::kUnknownFlags;
   if (header->version >= 2) decode_seal(h, header);
   return HeaderProblem::kNone;
+}
+
+HeaderProblem decode_bounded_segment_header(std::span<const std::byte> bytes, SegmentHeader* header) {
+  const HeaderProblem problem = decode_segment_header(bytes, header);
+  if (problem == HeaderProblem::kNone && header->capacity > format::kMaxCapacity) {
+    return HeaderProblem::kCapacityOutOfRange;
+  }
+  return problem;
 }
 
 void encode_marker(std::byte* out, const Marker& marker, uint64_t segment_id, uint64_t own_offset,

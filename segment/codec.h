@@ -43,6 +43,7 @@ enum class HeaderProblem {
   kBadChecksum,     // header bytes damaged
   kUnknownVersion,  // intact, but a format version this build does not read
   kUnknownFlags,    // intact, but a feature this build does not know, or flags no build combines
+  kCapacityOutOfRange,  // intact, but a capacity above format::kMaxCapacity
 };
 const char* header_problem_name(HeaderProblem problem);
 
@@ -53,6 +54,10 @@ void encode_segment_header(const SegmentHeader& header, std::span<std::byte, for
 // bytes are an intact header (kNone, kUnknownVersion, kUnknownFlags); a
 // damaged seal does not make the header a problem (seal_damaged says so).
 HeaderProblem decode_segment_header(std::span<const std::byte> bytes, SegmentHeader* header);
+// decode_segment_header(), and kCapacityOutOfRange for an intact header whose
+// capacity no writer makes: for the readers that size what they read of a
+// file by its capacity (segment_image.h).
+HeaderProblem decode_bounded_segment_header(std::span<const std::byte> bytes, SegmentHeader* header);
 // The kSealSize bytes that go at format::kHeaderSealOffset of a version 2
 // segment to record `sealed_end` (at least format::kFirstMarkerOffset).
 void encode_seal(uint64_t sealed_end, uint64_t segment_id, std::span<std::byte, format::kSealSize> out);

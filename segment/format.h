@@ -108,6 +108,10 @@ inline constexpr uint64_t kEndOfSegment = ~uint64_t{0};
 // ones; in version 1 so are its `synced` bits (it records nothing).
 inline constexpr uint64_t kEndNextBits = UINT32_MAX;
 inline constexpr uint64_t kMaxSyncedMarksCapacity = UINT32_MAX;
+// No writer makes a larger segment, with or without kFlagSyncedMarks: the
+// readers that size their reads by a header's capacity take a larger one
+// for damage (decode_bounded_segment_header()).
+inline constexpr uint64_t kMaxCapacity = kMaxSyncedMarksCapacity;
 constexpr uint64_t marker_word(uint64_t next, uint64_t synced) { return synced << 32 | next; }
 constexpr uint64_t marker_next(uint64_t word) { return word & UINT32_MAX; }
 constexpr uint64_t marker_synced(uint64_t word) { return word >> 32; }

@@ -46,8 +46,13 @@ uint64_t section_footprint(const SectionHeader& s) {
 // Rebuilds the image of a compressed segment (see the header comment).
 class ImageBuilder {
  public:
-  ImageBuilder(std::span<const std::byte> file, const SegmentHeader& header, SegmentImage& image)
-      : file_(file), header_(header), image_(image), allocated_(format::first_section_offset(header.flags)) {
+  ImageBuilder(std::span<const std::byte> file, uint64_t file_size, const SegmentHeader& header,
+               SegmentImage& image)
+      : file_(file),
+        file_size_(file_size),
+        header_(header),
+        image_(image),
+        allocated_(format::first_section_offset(header.flags)) {
     image_.owned.assign(file.begin(), file.begin() + static_cast<ptrdiff_t>(format::kHeaderSize));
   }
 
@@ -188,8 +193,13 @@ class ImageBuilder {
   // allocated, and a short direct write of a step's zeros extends the file
   // too. The writer cuts it back, but a crash or a failed ftruncate may leave
   // it: zeros past allocated_, and no fragment.
+  // A file that goes on past the read limit was not cut; no writer made it.
   void stop() {
     const uint64_t size = file_.size();
+    if (file_size_ > size) {
+      image_.damage.push_back({size, file_size_ - size, DamageKind::kLongerThanWritten, true, chain_});
+      return;
+    }
     const uint64_t step = std::min(format::kCompressedAllocationStep, header_.capacity);
     const bool unfinished_growth = !ends_in_fragment_ && nonzero_end(file_, allocated_) == allocated_;
     if (size < allocated_ ||
@@ -259,6 +269,7 @@ class ImageBuilder {
   }
 
   std::span<const std::byte> file_;
+  const uint64_t file_size_;  // of the whole file, of which file_ may hold the first bytes
   const SegmentHeader& header_;
   SegmentImage& image_;
   std::vector<Pending> group_;  // read, checked, not applied yet
@@ -293,12 +304,41 @@ const char* damage_kind_name(DamageKind kind) {
     case DamageKind::kBadSectionTag: return "encrypted section fails authentication";
     case DamageKind::kBadEntryTag: return "encrypted entry fails authentication";
     case DamageKind::kEndsBeforeSeal: return "data ends before the end its seal records";
+    case DamageKind::kLongerThanWritten: return "file longer than any writer makes a segment of its capacity";
   }
   return "unknown";
 }
 
+// A plain segment's file is its capacity (mapped, standard, a spare), or in
+// direct mode that rounded up to its block, at most kMaxDirectBlock.
+// A compressed segment's file holds its header and key block, its sections
+// and the allocation ahead of them (CompressedStorage, segment_storage.cc):
+//  - A flush stores its image range [M, E) of L bytes as a group of sections
+//    that partition it: the ranges between direct payloads and the payloads,
+//    2d + 1 sections for d of them. A section takes align_up(40 + stored)
+//    bytes and stores at most its range (LZ4 only where it shrinks) and a
+//    16-byte tag, so at most 64 bytes more than its range. Each payload has
+//    an entry of its own whose 32-byte header lies in [M, E): d < L / 32,
+//    and a flush takes at most 5L + 64.
+//  - The next flush starts at the open marker, E - 16, and but for the close
+//    a seal moves that marker past at least one entry and a marker, 48 bytes
+//    (MappedSegment::seal()). So F flushes number at most C / 48 + 1 for a
+//    capacity of C, their ranges sum to at most C + 16F, and their sections
+//    take at most 5 (4C / 3 + 16) + 64F <= 8C + 144 bytes.
+//  - Allocation runs ahead of the sections by one step, 1 MiB or a section's
+//    footprint (at most C + 64); a growth that failed part of the way may
+//    leave part of one more; whole blocks round up by less than 64 KiB.
+// 10C + 4 MiB covers all of that, and any file a writer leaves.
+uint64_t segment_read_limit(const SegmentHeader& header) {
+  const uint64_t capacity = std::min(header.capacity, format::kMaxCapacity);
+  if ((header.flags & format::kFlagLz4Sections) == 0) {
+    return (capacity + format::kMaxDirectBlock - 1) / format::kMaxDirectBlock * format::kMaxDirectBlock;
+  }
+  return 10 * capacity + (uint64_t{4} << 20);
+}
+
 SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header,
-                                const KeyProvider* keys) {
+                                const KeyProvider* keys, std::optional<uint64_t> file_size) {
   SegmentImage image;
   image.capacity = header.capacity;
   if ((header.flags & format::kFlagLz4Sections) == 0) {
@@ -312,7 +352,7 @@ SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHe
     }
     return image;
   }
-  ImageBuilder(file, header, image).run(keys);
+  ImageBuilder(file, std::max<uint64_t>(file.size(), file_size.value_or(0)), header, image).run(keys);
   image.bytes = image.owned;
   return image;
 }

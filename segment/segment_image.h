@@ -31,6 +31,12 @@
 // was cut too. Either is durable damage. A file longer than its steps by
 // zeros, short of one more step, holds a growth a full disk did not finish:
 // no damage (segment_image.cc says why no cut looks like that).
+//
+// Bounds. No reader needs more of a file than segment_read_limit(): past
+// it lies nothing a writer wrote, and reading a file whole would let any
+// file with a segment's name cost its size in memory. Bytes past a plain
+// segment's capacity are never read; a compressed file longer than the
+// limit is durable damage (kLongerThanWritten) where the limit ends.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +71,7 @@ enum class DamageKind {
   kBadKeyBlock,            // encrypted: the key block does not check out or is cut
   kBadSectionTag,          // encrypted: the stored bytes check out but do not decrypt under their key
   kBadEntryTag,            // sealed entries: the same for an entry's stored payload
+  kLongerThanWritten,      // compressed: the file goes on past segment_read_limit()
 };
 const char* damage_kind_name(DamageKind kind);
 
@@ -104,9 +111,18 @@ struct SegmentImage {
   std::shared_ptr<crypto::Gcm> entry_key;
 };
 
+// The most bytes of a segment file with the intact `header` (capacity at
+// most format::kMaxCapacity) that any writer makes, so the most a reader
+// reads of it: a plain segment's capacity rounded up to the largest direct
+// I/O block, a compressed segment's bound on what its sections can take.
+uint64_t segment_read_limit(const SegmentHeader& header);
+
 // `file` must outlive the result when the segment is not compressed.
 // `keys`: the master keys for an encrypted segment; null when none are given.
+// `file_size`: the size of the file when `file` holds only the first
+// segment_read_limit() bytes of it; unset when it holds all of it.
 SegmentImage load_segment_image(std::span<const std::byte> file, const SegmentHeader& header,
-                                const KeyProvider* keys = nullptr);
+                                const KeyProvider* keys = nullptr,
+                                std::optional<uint64_t> file_size = std::nullopt);
 
 }  // namespace commitlog

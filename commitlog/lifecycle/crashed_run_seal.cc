@@ -51,8 +51,9 @@ Status seal_crashed_runs(FileSystem& fs, const std::string& dir, const KeyProvid
     const bool unsealed_v2 = p.problem == HeaderProblem::kNone && p.header.id == p.file.id &&
                              p.header.version >= 2 && p.header.sealed_end == 0 && !p.header.seal_damaged;
     if (!p.may_be_torn || !p.has_data || !unsealed_v2) continue;
-    CL_RETURN_IF_ERROR(read_whole_file(fs, p.file.path, &buffer));
-    const SegmentImage image = load_segment_image(buffer, p.header, keys);
+    auto file_size = read_segment_bytes(fs, p.file, p.header, &buffer);
+    if (!file_size.ok()) return file_size.status();
+    const SegmentImage image = load_segment_image(buffer, p.header, keys, *file_size);
     if (!image.key_status.ok()) return Status(image.key_status.code(), p.file.path + ": " + image.key_status.message());
     const std::optional<uint64_t> end = data_end(image, p.header);
     if (end) CL_RETURN_IF_ERROR(write_seal(fs, p.file.path, p.file.id, *end));

@@ -17,7 +17,7 @@ Result<SegmentPrologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   std::byte bytes[format::kHeaderSize + format::kKeyBlockSize + format::kSectionHeaderSize] = {};
   auto got = (*f)->read_at(0, bytes);
   if (!got.ok()) return got.status();
-  p.problem = decode_segment_header({bytes, *got}, &p.header);
+  p.problem = decode_bounded_segment_header({bytes, *got}, &p.header);
   // The id from the name, not the header: a damaged header must not hide
   // that the segment holds sealed data. A plain segment starts with a
   // marker, a compressed one with a section header; without a readable
@@ -40,6 +40,43 @@ Result<SegmentPrologue> read_prologue(FileSystem& fs, const SegmentFile& file) {
   return p;
 }
 
+Result<uint64_t> read_segment_bytes(FileSystem& fs, const SegmentFile& file, const SegmentHeader& header,
+                                    std::vector<std::byte>* out) {
+  auto f = fs.open(file.path, OpenMode::kRead);
+  if (!f.ok()) return f.status();
+  auto size = (*f)->size();
+  if (!size.ok()) return size.status();
+  out->resize(std::min(*size, segment_read_limit(header)));  // zero-fills only what grows
+  auto got = (*f)->read_at(0, *out);
+  if (!got.ok()) return got.status();
+  out->resize(*got);
+  return *size;
+}
+
+// Without a header nothing says how long the segment is; the largest plain
+// segment file any writer makes bounds the time spent looking.
+Result<UnreadableSegment> scan_unreadable_segment(FileSystem& fs, const SegmentFile& file,
+                                                  std::vector<std::byte>* buffer) {
+  constexpr uint64_t kChunk = uint64_t{1} << 20;
+  SegmentHeader largest;
+  largest.capacity = format::kMaxCapacity;
+  const uint64_t limit = segment_read_limit(largest);
+  auto f = fs.open(file.path, OpenMode::kRead);
+  if (!f.ok()) return f.status();
+  UnreadableSegment scan;
+  buffer->resize(kChunk);
+  while (scan.read < limit) {
+    const std::span<std::byte> chunk(buffer->data(), std::min(kChunk, limit - scan.read));
+    auto got = (*f)->read_at(scan.read, chunk);
+    if (!got.ok()) return got.status();
+    const uint64_t end = nonzero_end(chunk.first(*got), 0);
+    if (end > 0) scan.nonzero_end = scan.read + end;
+    scan.read += *got;
+    if (*got < chunk.size()) break;
+  }
+  return scan;
+}
+
 void mark_run_ends(std::vector<SegmentPrologue>& prologues) {
   bool later_data_in_run = false;
   for (size_t i = prologues.size(); i-- > 0;) {
@@ -56,26 +93,32 @@ void mark_run_ends(std::vector<SegmentPrologue>& prologues) {
 }
 
 bool SegmentReplay::replay(const SegmentPrologue& p) {
-  Status read = read_whole_file(*options_.file_system, p.file.path, &buffer_);
-  if (!read.ok()) return stop(read);
-  const std::span<const std::byte> file = buffer_;
-  report_.bytes_read += file.size();
-  ++report_.segments;
-  data_ = file;
+  FileSystem& fs = *options_.file_system;
   image_ = nullptr;
   if (p.problem != HeaderProblem::kNone || p.header.id != p.file.id) {
     // Without a readable header the segment cannot be read. Only a file of
     // zeros where its run may end is the unused leftover of a crash while
     // it was made: a header is durable before anything is written after it.
-    const bool leftover = p.problem == HeaderProblem::kAllZero && nonzero_end(file, 0) == 0;
+    auto scan = scan_unreadable_segment(fs, p.file, &buffer_);
+    if (!scan.ok()) return stop(scan.status());
+    report_.bytes_read += scan->read;
+    ++report_.segments;
+    data_ = {};
+    const bool leftover = p.problem == HeaderProblem::kAllZero && scan->nonzero_end == 0;
     const std::string kind = p.problem != HeaderProblem::kNone
                                  ? header_problem_name(p.problem)
                                  : "header says segment " + std::to_string(p.header.id) +
                                        ", name says " + std::to_string(p.file.id);
-    return judge(p, {0, nonzero_end(file, 0), kind, !leftover}) != Next::kStop;
+    return judge(p, {0, scan->nonzero_end, kind, !leftover}) != Next::kStop;
   }
+  auto file_size = read_segment_bytes(fs, p.file, p.header, &buffer_);
+  if (!file_size.ok()) return stop(file_size.status());
+  const std::span<const std::byte> file = buffer_;
+  report_.bytes_read += file.size();
+  ++report_.segments;
+  data_ = file;
   if (p.may_be_torn && p.has_data && p.header.sealed_end == 0) report_.unproved_tails.push_back(p.file.path);
-  const SegmentImage image = load_segment_image(file, p.header, options_.keys.get());
+  const SegmentImage image = load_segment_image(file, p.header, options_.keys.get(), *file_size);
   image_ = &image;
   // Sealed entries without their key: the walk below checks their framing
   // and delivers nothing.

@@ -2,8 +2,8 @@
 // The replayer's two steps (commitlog/replayer.h): first the prologue of
 // every segment file (its header and whether it holds data, which shows
 // where each process's run of segments ends), then each segment in turn,
-// read whole, its mutations delivered and its damage judged by the
-// recovery mode.
+// read as far as its header allows (segment_read_limit()), its mutations
+// delivered and its damage judged by the recovery mode.
 //
 // Not thread-safe; one replay at a time per object.
 #pragma once
@@ -30,6 +30,19 @@ struct SegmentPrologue {
   bool may_be_torn = false;  // no later segment of its run holds data
 };
 Result<SegmentPrologue> read_prologue(FileSystem& fs, const SegmentFile& file);
+// The first segment_read_limit(header) bytes of `file` (all of a shorter
+// one) into `*out`; returns the file's size. `header`: intact and bounded
+// (decode_bounded_segment_header()).
+Result<uint64_t> read_segment_bytes(FileSystem& fs, const SegmentFile& file, const SegmentHeader& header,
+                                    std::vector<std::byte>* out);
+// A segment file without a readable header, read a chunk at a time through
+// `*buffer` as far as the largest plain segment file goes.
+struct UnreadableSegment {
+  uint64_t read = 0;         // bytes read
+  uint64_t nonzero_end = 0;  // one past the last non-zero byte read, 0 when all were zero
+};
+Result<UnreadableSegment> scan_unreadable_segment(FileSystem& fs, const SegmentFile& file,
+                                                  std::vector<std::byte>* buffer);
 // Sets may_be_torn. A segment continues the previous one's run when its
 // header names it; one whose header is unreadable is taken to continue it.
 void mark_run_ends(std::vector<SegmentPrologue>& prologues);

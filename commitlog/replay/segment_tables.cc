@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commitlog/replay/segment_tables.h"
 
-#include <algorithm>
 #include <map>
 #include <variant>
 
+#include "commitlog/replay/segment_replay.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 
@@ -12,21 +12,26 @@ namespace commitlog {
 
 Result<SegmentTables> read_segment_tables(FileSystem& fs, const SegmentFile& file,
                                           std::vector<std::byte>* buffer, const KeyProvider* keys) {
-  CL_RETURN_IF_ERROR(read_whole_file(fs, file.path, buffer));
+  auto prologue = read_prologue(fs, file);
+  if (!prologue.ok()) return prologue.status();
+  const SegmentHeader& header = prologue->header;
   SegmentTables out;
-  SegmentHeader header;
-  const HeaderProblem problem = decode_segment_header(*buffer, &header);
-  const bool all_zero = std::all_of(buffer->begin(), buffer->end(), [](std::byte b) { return b == std::byte{0}; });
-  if (all_zero) return out;
-  if (problem != HeaderProblem::kNone) {
-    out.damage = header_problem_name(problem);
+  if (prologue->problem == HeaderProblem::kAllZero) {
+    auto scan = scan_unreadable_segment(fs, file, buffer);
+    if (!scan.ok()) return scan.status();
+    if (scan->nonzero_end == 0) return out;
+  }
+  if (prologue->problem != HeaderProblem::kNone) {
+    out.damage = header_problem_name(prologue->problem);
     return out;
   }
   if (header.id != file.id) {
     out.damage = "the header names segment " + std::to_string(header.id);
     return out;
   }
-  const SegmentImage image = load_segment_image(*buffer, header, keys);
+  auto file_size = read_segment_bytes(fs, file, header, buffer);
+  if (!file_size.ok()) return file_size.status();
+  const SegmentImage image = load_segment_image(*buffer, header, keys, *file_size);
   if (!image.key_status.ok()) {
     out.damage = image.key_status.message();
     return out;

@@ -207,7 +207,7 @@ Status dump_segment(const LogFile& file, const LoadedSegment& s, const KeyProvid
                     Progress& progress, uint64_t base) {
   printer.header(file, s);
   if (s.problem != HeaderProblem::kNone) return {};
-  const SegmentImage image = load_segment_image(s.bytes, s.header, keys);
+  const SegmentImage image = load_segment_image(s.bytes, s.header, keys, s.file_size);
   if (!image.key_status.ok()) return Status(image.key_status.code(), file.path + ": " + image.key_status.message());
   if ((s.header.flags & (format::kFlagLz4Sections | format::kFlagEncrypted)) != 0) {
     printer.storage(file, image, format::seals_entries(s.header.flags));

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "commitlog/replayer.h"
 #include "segment/format.h"
 #include "segment/file_name.h"
+#include "segment/segment_image.h"
 
 namespace commitlog::tools {
 namespace {
@@ -91,6 +93,7 @@ std::string header_input_error(const std::string& path, HeaderProblem problem, c
     case HeaderProblem::kTooShort:
     case HeaderProblem::kNotASegment:
     case HeaderProblem::kBadChecksum:
+    case HeaderProblem::kCapacityOutOfRange:
       return {};
     case HeaderProblem::kUnknownVersion:
       if (header.version == format::kFormatVersion) {
@@ -153,13 +156,19 @@ Result<LoadedSegment> load_segment(const LogFile& file) {
   auto size = file_size(fd.get(), file.path);
   if (!size.ok()) return size.status();
   LoadedSegment segment;
-  segment.bytes.resize(*size);
+  segment.file_size = *size;
+  segment.bytes.resize(std::min<uint64_t>(*size, format::kHeaderSize));
   auto got = read_prefix(fd.get(), file.path, segment.bytes);
   if (!got.ok()) return got.status();
   segment.bytes.resize(*got);
-  segment.problem = decode_segment_header(segment.bytes, &segment.header);
+  segment.problem = decode_bounded_segment_header(segment.bytes, &segment.header);
   std::string error = header_input_error(file.path, segment.problem, segment.header);
   if (!error.empty()) return Status::invalid_argument(std::move(error));
+  if (segment.problem != HeaderProblem::kNone) return segment;
+  segment.bytes.resize(std::min(*size, segment_read_limit(segment.header)));
+  got = read_prefix(fd.get(), file.path, segment.bytes);
+  if (!got.ok()) return got.status();
+  segment.bytes.resize(*got);
   return segment;
 }
 

@@ -37,9 +37,11 @@ Result<std::vector<LogFile>> open_log_directory(const std::string& dir);
 // segments in id order. Fails with a one-line message at the first bad one.
 Result<std::vector<LogFile>> open_log_paths(const std::vector<std::string>& paths);
 
-// A whole segment file in memory, its header parsed.
+// A segment file in memory, its header parsed: as much of it as its header
+// allows (segment_read_limit()), only the header when that is damaged.
 struct LoadedSegment {
   std::vector<std::byte> bytes;
+  uint64_t file_size = 0;  // of which `bytes` holds the first
   HeaderProblem problem = HeaderProblem::kNone;  // never kUnknownVersion or kUnknownFlags
   SegmentHeader header;
 };

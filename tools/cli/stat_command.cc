@@ -84,7 +84,7 @@ struct LogStat {
 // given that does not open it is an error.
 Status scan(const LoadedSegment& s, const KeyProvider* keys, SegmentStat& seg, LogStat& log, Progress& progress,
             uint64_t base) {
-  const SegmentImage image = load_segment_image(s.bytes, s.header, keys);
+  const SegmentImage image = load_segment_image(s.bytes, s.header, keys, s.file_size);
   if (image.key_id) ++log.key_ids[*image.key_id];
   seg.key_id = image.key_id;
   if (!image.key_status.ok() && keys != nullptr) {
