@@ -6,12 +6,19 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/support/run_process.h"
+#include "tests/support/temp_dir.h"
+
 namespace {
+
+namespace testing = commitlog::testing;
 
 #ifdef COMMITLOG_CLI
 
@@ -246,6 +253,51 @@ TEST_CASE("bench: an access mode the log cannot open is refused before any point
                 run.out);
   CHECK(run.out.find("ops/s") == std::string::npos);
   CHECK(run_cli("bench --access-modes sideways --duration 0.05s").exit_code == 2);
+}
+
+// `commitlog bench ARGS` with PATH set to `path` alone, stderr with stdout.
+Run run_with_path(const std::string& path, const std::string& args) {
+  const testing::ProcessRun run =
+      testing::run_process("PATH=" + path + " " + COMMITLOG_CLI + " bench " + args + " 2>&1");
+  return {run.exit_code, run.out};
+}
+
+// A gnuplot that reads its script and exits with `code`, shell builtins only.
+void fake_gnuplot(const testing::TempDir& dir, int code) {
+  const std::string file = dir.file("gnuplot");
+  std::ofstream(file) << "#!/bin/sh\nwhile read -r line; do :; done\nexit " << code << "\n";
+  std::filesystem::permissions(file, std::filesystem::perms::owner_all);
+}
+
+TEST_CASE("bench: --plot is refused before any point runs without gnuplot or over a plot, and a failed one leaves none") {
+  testing::TempDir tmp, bin;
+  const std::string point = "--engines raw --producers 1 --duration 0.05s --warmup 0.01s --plot ";
+  const std::string plot = tmp.file("x.png");
+  const Run missing = run_with_path(bin.path(), point + plot);
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out == "commitlog bench: --plot " + plot + ": gnuplot is not on PATH; install it, or leave out --plot\n");
+
+  fake_gnuplot(bin, 1);
+  std::ofstream(tmp.file("x-p99.png")) << "mine";
+  const Run exists = run_with_path(bin.path(), point + plot);
+  CHECK(exists.exit_code == 2);
+  CHECK(exists.out.find("x-p99.png exists") != std::string::npos);
+  CHECK(exists.out.find("ops/s") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.file("x-ops.png")));
+
+  std::filesystem::remove(tmp.file("x-p99.png"));
+  const Run failed = run_with_path(bin.path(), point + plot);
+  CHECK(failed.exit_code == 1);
+  CHECK(failed.out.find("gnuplot failed (exit status 1)") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.file("x-ops.png")));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("x-p99.png")));
+
+  std::filesystem::remove(bin.file("gnuplot"));
+  fake_gnuplot(bin, 0);
+  const Run plotted = run_with_path(bin.path(), point + plot);
+  CHECK(plotted.exit_code == 0);
+  CHECK(std::filesystem::exists(tmp.file("x-ops.png")));
+  CHECK(std::filesystem::exists(tmp.file("x-p99.png")));
 }
 
 #endif

@@ -4,6 +4,7 @@
 // yaml and error lists, and the inputs stress --check does not find, driven
 // through the built binaries.
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -101,6 +102,38 @@ TEST_CASE("cli: stress --check names the input it does not find") {
   const Run no_log = cli("stress --check --dir " + dir.file("nothing") + " --max-size 1KiB", true);
   CHECK(no_log.exit_code == 2);
   CHECK(no_log.out == "commitlog stress --check: --dir " + dir.file("nothing") + ": no such file or directory\n");
+}
+
+TEST_CASE("cli: a wrong value of an option with a fixed set lists the values it takes") {
+  const std::string modes = "(expected tolerate-torn-tail, absolute, point-in-time or skip)";
+  const Run mode = cli("verify /nonexistent --mode bogus", true);
+  CHECK(mode.exit_code == 2);
+  CHECK(mode.out == "commitlog verify: --mode: unknown recovery mode 'bogus' " + modes + " (commitlog verify --help)\n");
+  const Run recovery = run(testing::kv_binary(), "--recovery bogus", true);
+  CHECK(recovery.exit_code == 2);
+  CHECK(recovery.out.starts_with("--recovery: unknown recovery mode 'bogus' " + modes + "\n"));
+  const Run format = cli("bench --format xml", true);
+  CHECK(format.exit_code == 2);
+  CHECK(format.out.starts_with("--format: xml not in {table,csv,json}\n"));
+}
+
+TEST_CASE("cli: stress refuses a group policy without --window by that flag, leaving no directory behind") {
+  testing::TempDir dir;
+  const std::string log = dir.file("new/log");
+  const Run group = cli("stress --dir " + log + " --policy group --duration 0.1", true);
+  CHECK(group.exit_code == 2);
+  CHECK(group.out == "commitlog stress: commitlog_sync_group_window (0ms) must be greater than 0 when commitlog_sync "
+                     "is group (--window MS, or the key in --config)\n");
+  CHECK_FALSE(std::filesystem::exists(dir.file("new")));
+  // A run that fails once the directory is made removes it too, if empty.
+  const Run acks = cli("stress --dir " + log + " --acks " + dir.file("missing/acks") + " --duration 0.1", true);
+  CHECK(acks.exit_code == 2);
+  CHECK(acks.out.find("missing/acks") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir.file("new")));
+  // One that was there stays.
+  std::filesystem::create_directories(log);
+  CHECK(cli("stress --dir " + log + " --policy group --duration 0.1").exit_code == 2);
+  CHECK(std::filesystem::is_directory(log));
 }
 
 TEST_CASE("cli: config --strict makes a warning exit 2") {

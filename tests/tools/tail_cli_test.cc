@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "commitlog/commit_log.h"
 #include "tests/support/child_process.h"
@@ -99,6 +102,43 @@ TEST_CASE("tail cli: the position file is replaced through a file of its own, pa
   CHECK(slurp(position + ".tmp") == "someone else's\n");
   CHECK(slurp(position + ".tmp.0") == "a crashed run's\n");
   CHECK(slurp(position).find(':') != std::string::npos);
+}
+
+TEST_CASE("tail cli: a position file that cannot be written is refused before any mutation is written") {
+  testing::TempDir tmp;
+  const std::string dir = tmp.file("log");
+  write_run(dir, 10, "m");
+  write_text(tmp.file("afile"), "x");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"/nonexistent/dir/p", "--position-file /nonexistent/dir/p: /nonexistent/dir: no such directory"},
+      {tmp.file("afile/p"), "--position-file " + tmp.file("afile/p") + ": " + tmp.file("afile") + ": not a directory"},
+      {dir, "--position-file " + dir + ": not a regular file"},
+  };
+  for (const auto& [position, message] : cases) {
+    CAPTURE(position);
+    const auto refused = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", position});
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.err == "commitlog tail: " + message + "\n");
+    CHECK(refused.out.empty());
+  }
+}
+
+TEST_CASE("tail cli: a missing directory or a file is refused in verify's words, an empty directory is fine") {
+  testing::TempDir tmp;
+  write_text(tmp.file("afile"), "x");
+  for (const std::string& path : {tmp.file("nope"), tmp.file("afile")}) {
+    CAPTURE(path);
+    const auto tail = run_cli(COMMITLOG_CLI, {"tail", path});
+    const auto verify = run_cli(COMMITLOG_CLI, {"verify", path});
+    CHECK(tail.exit_code == 2);
+    CHECK(tail.out.empty());
+    REQUIRE(verify.err.starts_with("commitlog verify: "));
+    CHECK(tail.err == "commitlog tail: " + verify.err.substr(18));
+  }
+  CHECK(run_cli(COMMITLOG_CLI, {"tail", tmp.file("nope")}).err ==
+        "commitlog tail: " + tmp.file("nope") + ": no such directory\n");
+  std::filesystem::create_directories(tmp.file("empty"));
+  CHECK(run_cli(COMMITLOG_CLI, {"tail", tmp.file("empty")}).exit_code == 0);
 }
 
 TEST_CASE("tail cli: a poll interval is refused above an hour and SIGTERM stops the longest one taken") {

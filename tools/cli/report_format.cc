@@ -9,6 +9,7 @@
 
 #include "commitlog/lifecycle/archiver.h"
 #include "tools/common/commands.h"
+#include "tools/common/recovery_mode_option.h"
 
 namespace commitlog::tools {
 
@@ -19,9 +20,7 @@ void add_mode_option(CLI::App* cmd, RecoveryMode& mode, RecoveryMode default_mod
          "at damage: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
          "point-in-time (stop at corruption: no error from the library, still exit 1 here), skip (pass over "
          "damage and go on)")
-      ->check([](const std::string& name) {
-        return parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
-      })
+      ->check(check_recovery_mode)
       ->default_str(recovery_mode_name(default_mode));
 }
 

@@ -11,9 +11,13 @@
 // Exit codes: 0 ok, 1 corruption or a gap (a segment deleted before it was
 // read), 2 a usage or input error.
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -110,6 +114,29 @@ Status write_position_file(FileSystem& fs, const std::string& path, Position p) 
   return fs.sync_dir(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
 }
 
+// Ok when write_position_file() can replace `path`: its directory is a
+// writable directory, and `path`, if there, a regular file this user reads.
+// Checked before the first mutation is written, as every input error is.
+Status check_position_file(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  auto refused = [&](const std::string& why) {
+    return Status::invalid_argument("--position-file " + path + ": " + why);
+  };
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    return refused(dir + ": " + (errno == ENOENT ? "no such directory" : std::strerror(errno)));
+  }
+  if (!S_ISDIR(st.st_mode)) return refused(dir + ": not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return refused(dir + ": not writable: " + std::strerror(errno));
+  }
+  if (::stat(path.c_str(), &st) != 0) return errno == ENOENT ? Status{} : refused(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return refused("not a regular file");
+  if (::access(path.c_str(), R_OK) != 0) return refused(std::string("not readable: ") + std::strerror(errno));
+  return {};
+}
+
 // Waits up to `timeout` for SIGINT or SIGTERM (blocked, so they wait here).
 bool stop_requested(const sigset_t& signals, std::chrono::nanoseconds timeout) {
   const auto s = std::chrono::duration_cast<std::chrono::seconds>(timeout);
@@ -143,12 +170,17 @@ int run_tail(const TailArgs& args) {
     options.from = *from;
   }
   if (!args.position_file.empty()) {
+    Status usable = check_position_file(args.position_file);
+    if (!usable.ok()) return fail(usable.message(), kExitUsage);
     auto saved = read_position_file(fs, args.position_file);
     if (!saved.ok()) return fail(saved.status().message(), kExitUsage);
     if (*saved) options.from = **saved;
   }
-  if (fs.exists(args.dir) && !fs.is_directory(args.dir)) return fail(args.dir + " is not a directory", kExitUsage);
-  if (!args.follow && !fs.is_directory(args.dir)) return fail(args.dir + " does not exist", kExitUsage);
+  // A missing directory is waited for with --follow. The messages are
+  // verify's, replay's, stat's and dump's: "DIR: no such directory", "DIR: not a directory".
+  if (!fs.is_directory(args.dir) && (fs.exists(args.dir) || !args.follow)) {
+    return fail(list_segment_files(fs, args.dir).status().message(), kExitUsage);
+  }
   auto out = Output::open_for_append(args.out);
   if (!out.ok()) return fail(out.status().to_string(), kExitUsage);
   if (fs.is_directory(args.dir)) note_live_writer("tail", args.dir);

@@ -257,6 +257,12 @@ int run_bench(const CLI::App& cmd, BenchArgs& args) {
     fmt::print(stderr, "commitlog bench: --out {} exists; give a new file (it is never overwritten)\n", args.out);
     return kExitUsage;
   }
+  if (!args.plot.empty()) {
+    if (Status plottable = check_plot_target(args.plot); !plottable.ok()) {
+      fmt::print(stderr, "commitlog bench: {}\n", plottable.message());
+      return kExitUsage;
+    }
+  }
   bool owned = false;
   auto root = make_root(args.dir, owned);
   if (!root.ok()) {
@@ -412,13 +418,17 @@ void add_bench_options(CLI::App& cmd_app, int& exit_code) {
   cmd->add_option("--config", args->config,
                   "a commitlog.yaml giving the log's options (and policy)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--format", args->format, "report format")
-      ->transform(
-          CLI::CheckedTransformer(std::map<std::string, BenchFormat>{{"table", BenchFormat::kTable},
-                                                                     {"csv", BenchFormat::kCsv},
-                                                                     {"json", BenchFormat::kJson}},
-                                  CLI::ignore_case)
-              .description("{table,csv,json}"))
+  // Checked by name, so that a wrong one is refused listing the names (a
+  // transformer to the enum would list its numbers too).
+  cmd->add_option_function<std::string>(
+         "--format",
+         [args](const std::string& name) {
+           static const std::map<std::string, BenchFormat> kFormats = {
+               {"table", BenchFormat::kTable}, {"csv", BenchFormat::kCsv}, {"json", BenchFormat::kJson}};
+           args->format = kFormats.at(CLI::detail::to_lower(name));
+         },
+         "report format")
+      ->check(CLI::IsMember({"table", "csv", "json"}, CLI::ignore_case))
       ->type_name("TEXT");
   cmd->add_option(
       "--out", args->out,

@@ -5,19 +5,24 @@
 // threads are different loads. Each engine or policy has one fixed colour, so
 // a policy looks the same in every run; variants of it (window, compression,
 // size) differ by dash. The figure names the payload sizes and the machine.
+#include <fcntl.h>
 #include <fmt/core.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "tools/lab/bench_report.h"
-#include "tools/common/output.h"
 
 namespace commitlog::tools {
 namespace {
@@ -164,8 +169,58 @@ Status run_gnuplot(const std::string& text) {
   if (pipe == nullptr) return Status::io_error("cannot run gnuplot");
   std::fwrite(text.data(), 1, text.size(), pipe);
   const int rc = ::pclose(pipe);
-  if (rc != 0)
-    return Status::io_error(fmt::format("gnuplot failed (status {}); is gnuplot installed?", rc));
+  if (rc == 0) return {};
+  if (WIFEXITED(rc)) return Status::io_error(fmt::format("gnuplot failed (exit status {})", WEXITSTATUS(rc)));
+  return Status::io_error(fmt::format("gnuplot failed (wait status {})", rc));
+}
+
+// What /bin/sh would run for "gnuplot": the first executable file of that
+// name on PATH.
+bool gnuplot_on_path() {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    const std::string file = (dir.empty() ? std::string(".") : std::string(dir)) + "/gnuplot";
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0) return true;
+    if (colon == std::string_view::npos) return false;
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+struct PlotFiles {
+  std::string terminal;
+  std::string ops, p99;
+};
+
+Result<PlotFiles> plot_files(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string ext = p.extension().string();
+  PlotFiles files;
+  if (ext == ".png") {
+    files.terminal = "pngcairo";
+  } else if (ext == ".svg") {
+    files.terminal = "svg dynamic";
+  } else {
+    return Status::invalid_argument("--plot " + path + ": the file name must end in .png or .svg");
+  }
+  const std::string stem = (p.parent_path() / p.stem()).string();
+  files.ops = stem + "-ops" + ext;
+  files.p99 = stem + "-p99" + ext;
+  return files;
+}
+
+// Creates `file`, which must not exist (not even as a dangling link): the
+// owner's alone; gnuplot then writes into it.
+Status create_new(const std::string& file) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    return Status::invalid_argument("--plot: " + file + " exists; give a new name (a plot is never overwritten)");
+  }
+  if (fd < 0) return Status::from_errno(errno, "--plot: cannot create " + file);
+  ::close(fd);
   return {};
 }
 
@@ -196,24 +251,43 @@ std::string plot_script(const Points& results, const std::string& terminal, cons
 
 }  // namespace
 
-Result<std::vector<std::string>> write_plots(const Points& results, const std::string& path) {
-  const std::filesystem::path p(path);
-  const std::string ext = p.extension().string();
-  std::string terminal;
-  if (ext == ".png") {
-    terminal = "pngcairo";
-  } else if (ext == ".svg") {
-    terminal = "svg dynamic";
-  } else {
-    return Status::invalid_argument("--plot " + path + ": the file name must end in .png or .svg");
+Status check_plot_target(const std::string& path) {
+  auto files = plot_files(path);
+  if (!files.ok()) return files.status();
+  for (const std::string& file : {files->ops, files->p99}) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(file, ec))) {
+      return Status::invalid_argument("--plot " + path + ": " + file +
+                                      " exists; give a new name (a plot is never overwritten)");
+    }
   }
-  const std::string stem = (p.parent_path() / p.stem()).string();
-  const std::string ops_file = stem + "-ops" + ext, p99_file = stem + "-p99" + ext;
-  // Created here, the owner's alone and never over an existing file; gnuplot writes into them.
-  for (const std::string& file : {ops_file, p99_file}) CL_RETURN_IF_ERROR(Output::open(file).status());
-  CL_RETURN_IF_ERROR(run_gnuplot(plot_script(results, terminal, ops_file, PlotKind::kOps)));
-  CL_RETURN_IF_ERROR(run_gnuplot(plot_script(results, terminal, p99_file, PlotKind::kP99)));
-  return std::vector<std::string>{ops_file, p99_file};
+  if (!gnuplot_on_path()) {
+    return Status::invalid_argument("--plot " + path + ": gnuplot is not on PATH; install it, or leave out --plot");
+  }
+  return {};
+}
+
+Result<std::vector<std::string>> write_plots(const Points& results, const std::string& path) {
+  auto files = plot_files(path);
+  if (!files.ok()) return files.status();
+  // Only files made here are removed when a plot fails: never another's.
+  std::vector<std::string> created;
+  Status done;
+  for (const std::string& file : {files->ops, files->p99}) {
+    done = create_new(file);
+    if (!done.ok()) break;
+    created.push_back(file);
+  }
+  if (done.ok()) done = run_gnuplot(plot_script(results, files->terminal, files->ops, PlotKind::kOps));
+  if (done.ok()) done = run_gnuplot(plot_script(results, files->terminal, files->p99, PlotKind::kP99));
+  if (!done.ok()) {
+    for (const std::string& file : created) {
+      std::error_code ignored;  // the plot's error is the one to report
+      std::filesystem::remove(file, ignored);
+    }
+    return done;
+  }
+  return created;
 }
 
 }  // namespace commitlog::tools

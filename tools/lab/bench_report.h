@@ -26,11 +26,18 @@ std::string format_bytes(uint64_t bytes);
 // of the points whose appends failed.
 std::string format_results(const std::vector<PointResult>& results, BenchFormat format);
 
+// Ok when write_plots(_, `path`) can run: `path` ends in .png or .svg,
+// neither `<stem>-ops<ext>` nor `<stem>-p99<ext>` exists, and gnuplot is on
+// PATH; else kInvalidArgument naming what is wrong. Checked before the first
+// point, so that a run is not spent on plots that cannot be written.
+[[nodiscard]] Status check_plot_target(const std::string& path);
+
 // Writes `<stem>-ops<ext>` and `<stem>-p99<ext>` (ext .png or .svg) for
-// `path` = `<stem><ext>`, through /usr/bin/gnuplot: ops/s and p99 latency
+// `path` = `<stem><ext>`, through gnuplot on PATH: ops/s and p99 latency
 // against producers, threads and fibers in separate panels, one fixed colour
 // per engine or policy, payload sizes and machine named on the figure.
-// Returns the files written.
+// Each file is created new (an existing one is refused); when a plot fails,
+// the files this call created are removed. Returns the files written.
 Result<std::vector<std::string>> write_plots(const std::vector<PointResult>& results,
                                              const std::string& path);
 

@@ -56,9 +56,11 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -66,6 +68,7 @@
 
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
+#include "commitlog/lifecycle/directory_lock.h"
 #include "tools/common/commands.h"
 #include "tools/common/key_file_option.h"
 #include "tools/common/log_directory.h"
@@ -150,6 +153,63 @@ Result<Options> build_options(const StressArgs& args) {
   return options;
 }
 
+// check_options(), naming the flag that sets a value at fault as well as
+// its yaml key: "commitlog_sync_group_window (0ms) must be greater than 0
+// when commitlog_sync is group (--window MS, or the key in --config)".
+Status check_driver_options(const Options& options) {
+  const Status checked = check_options(options);
+  if (checked.ok()) return checked;
+  static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+      {"commitlog_sync", "--policy NAME"},
+      {"commitlog_sync_period", "--period MS"},
+      {"commitlog_sync_group_window", "--window MS"},
+      {"commitlog_segment_size", "--segment-size SIZE"},
+  };
+  std::string message;
+  std::string_view lines = checked.message();
+  while (!lines.empty()) {
+    const size_t end = std::min(lines.find('\n'), lines.size());
+    std::string line(lines.substr(0, end));
+    for (const auto& [key, flag] : kFlags) {
+      if (line.starts_with(std::string(key) + " (")) {
+        line += fmt::format(" ({}, or the key in --config)", flag);
+      }
+    }
+    message += (message.empty() ? "" : "\n") + line;
+    lines.remove_prefix(std::min(end + 1, lines.size()));
+  }
+  return Status::invalid_argument(message);
+}
+
+// The directories of `dir` that do not exist yet, the deepest first.
+std::vector<std::filesystem::path> missing_directories(const std::string& dir) {
+  std::vector<std::filesystem::path> missing;
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(dir, ec).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "a/b/" is "a/b"
+  for (; !ec && !p.empty(); p = p.parent_path()) {
+    if (std::filesystem::symlink_status(p, ec).type() != std::filesystem::file_type::not_found) break;
+    ec.clear();  // set for the path not found too
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  return missing;
+}
+
+// After a failed run: removes `made` (the directories it made, the deepest
+// first) while each is empty but for the log's lock file, which the run made
+// there too. One holding a segment is kept, and so are those above it.
+void remove_made_directories(const std::vector<std::filesystem::path>& made) {
+  for (const std::filesystem::path& dir : made) {
+    std::error_code ec;
+    std::filesystem::directory_iterator entries(dir, ec), end;
+    if (!ec && entries != end && entries->path().filename() == kLockFileName && std::next(entries) == end) {
+      std::filesystem::remove(dir / kLockFileName, ec);
+    }
+    if (!std::filesystem::remove(dir, ec)) break;  // not empty: kept
+  }
+}
+
 void print_problems(const std::vector<std::string>& problems) {
   for (const std::string& problem : problems) fmt::print(stderr, "  {}\n", problem);
 }
@@ -169,9 +229,12 @@ Result<std::optional<Position>> discard_point_of(const StressArgs& args) {
 
 std::string point_text(const std::optional<Position>& point) { return point ? point->to_string() : "none"; }
 
-int run_driver(const StressArgs& args) {
+int drive(const StressArgs& args) {
   Status usable = check_log_directory("--dir", args.dir);
   auto options = usable.ok() ? build_options(args) : Result<Options>(usable);
+  if (options.ok()) {
+    if (Status s = check_driver_options(*options); !s.ok()) options = s;
+  }
   // Before the acks are repaired and the log replayed: a run refused because
   // another one owns the directory changes nothing.
   auto lock = options.ok() ? CommitLog::lock_directory(*options) : Result<std::unique_ptr<FileLock>>(options.status());
@@ -218,11 +281,7 @@ int run_driver(const StressArgs& args) {
   next.resize(std::max(next.size(), acks.resume_at.size()), 0);
   for (size_t p = 0; p < acks.resume_at.size(); ++p) next[p] = std::max(next[p], acks.resume_at[p]);
 
-  auto log = CommitLog::open(*options, std::move(lock).value());
-  if (!log.ok()) {
-    fmt::print(stderr, "commitlog stress: {}\n", log.status().to_string());
-    return kExitUsage;
-  }
+  // The acks file first: one that cannot be opened leaves the log unopened.
   int ack_fd = -1;
   if (!args.acks.empty()) {
     ack_fd = ::open(args.acks.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -230,6 +289,12 @@ int run_driver(const StressArgs& args) {
       fmt::print(stderr, "commitlog stress: {}\n", Status::from_errno(errno, args.acks).to_string());
       return kExitUsage;
     }
+  }
+  auto log = CommitLog::open(*options, std::move(lock).value());
+  if (!log.ok()) {
+    fmt::print(stderr, "commitlog stress: {}\n", log.status().to_string());
+    if (ack_fd >= 0) ::close(ack_fd);
+    return kExitUsage;
   }
   if (ack_fd >= 0) {
     const Status written = write_all(ack_fd, "run\n");
@@ -278,6 +343,13 @@ int run_driver(const StressArgs& args) {
     }
   }
   return kExitOk;
+}
+
+int run_driver(const StressArgs& args) {
+  const std::vector<std::filesystem::path> made = missing_directories(args.dir);
+  const int code = drive(args);
+  if (code != kExitOk) remove_made_directories(made);
+  return code;
 }
 
 int run_check(const StressArgs& args) {
