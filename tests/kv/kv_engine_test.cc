@@ -284,6 +284,10 @@ TEST_CASE("kv engine: CLIENT, COMMAND, CONFIG GET, INFO fields, WAITAOF, SHUTDOW
   CHECK(c.closed_by_server());
   const int status = server.stop();
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  // The log says who stopped it, not a signal it did not get.
+  CHECK_MESSAGE(server.output().find("commitlog-kv: SHUTDOWN from client 127.0.0.1:") != std::string::npos,
+                server.output());
+  CHECK(server.output().find("SIGTERM received") == std::string::npos);
 }
 
 TEST_CASE("kv engine: bad options, directory or port exit 2 with one line, before any replay") {

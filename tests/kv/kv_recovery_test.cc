@@ -16,6 +16,7 @@
 #include "commitlog/commit_log.h"
 #include "tests/support/child_process.h"
 #include "tests/support/kv_process.h"
+#include "tests/support/log_files.h"
 #include "tests/support/temp_dir.h"
 
 namespace commitlog {
@@ -115,6 +116,38 @@ TEST_CASE("kv recovery: --recovery takes the four modes and refuses others") {
   Kv kv({"--dir", dir.path(), "--recovery", "lenient"});
   CHECK(kv.wait() == 2);
   CHECK(kv.output().find("unknown recovery mode 'lenient'") != std::string::npos);
+}
+
+TEST_CASE("kv recovery: a start refused at damage says how to start anyway, and --recovery skip does") {
+  testing::TempDir dir;
+  std::vector<Position> written;
+  {
+    Options options;
+    options.directory = dir.file("commitlog");
+    auto log = CommitLog::open(options);
+    REQUIRE(log.ok());
+    for (int i = 0; i < 10; ++i) {
+      const std::string payload(8, static_cast<char>('a' + i));
+      auto appended = (*log)->append(7, payload);
+      REQUIRE(appended.ok());
+      written.push_back(*appended);
+    }
+    REQUIRE((*log)->close().ok());
+  }
+  for (const SegmentFile& file : testing::segment_files(dir.file("commitlog"))) {
+    if (file.id == written[5].segment) testing::flip_bit(file.path, written[5].offset);
+  }
+  Kv refused({"--dir", dir.path()});
+  CHECK(refused.wait() == 1);
+  CHECK_MESSAGE(refused.output().find("; to start anyway, losing the damaged writes: "
+                                      "--recovery skip (passes over the damage) or --recovery point-in-time "
+                                      "(keeps only what precedes it); docs/recovery.md explains the choices\n") !=
+                    std::string::npos,
+                refused.output());
+  Kv skipped({"--dir", dir.path(), "--recovery", "skip"});
+  REQUIRE_MESSAGE(skipped.wait_for("listening"), skipped.output());
+  skipped.signal(SIGTERM);
+  CHECK(skipped.wait() == 0);
 }
 
 TEST_CASE("kv recovery: a FIFO named like a segment is refused, naming it, without hanging") {

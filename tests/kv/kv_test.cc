@@ -111,6 +111,53 @@ TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest") {
   CHECK(server.alive());
 }
 
+TEST_CASE("kv: INFO commitlog says whether the log failed, its access mode and mutations per flush") {
+  testing::TempDir tmp;
+  KvServer server(tmp.file("data"), {"--policy", "batch"}, tmp.file("kv.out"));
+  Client c(server.port());
+  for (int i = 0; i < 5; ++i) REQUIRE(c.command({"SET", fmt::format("k{}", i), "v"}).text == "OK");
+  const auto fields = info(c, "commitlog");
+  CHECK(fields.at("commitlog_failed") == "0");
+  CHECK(fields.at("commitlog_failure") == "none");
+  const std::set<std::string> modes = {"mmap", "standard", "direct"};
+  CHECK(modes.count(fields.at("commitlog_disk_access_mode")) == 1);
+  CHECK(fields.at("commitlog_disk_access_mode_setting") == "legacy");
+  CHECK(std::stod(fields.at("commitlog_mutations_per_flush")) >= 1.0);
+  // Every line a "# Section" heading, "name:value", or the empty one after a section.
+  std::istringstream text(c.command({"INFO", "everything"}).text);
+  for (std::string line; std::getline(text, line);) {
+    CAPTURE(line);
+    REQUIRE(line.ends_with('\r'));
+    line.pop_back();
+    const size_t colon = line.find(':');
+    CHECK((line.empty() || line.starts_with("# ") ||
+           (colon != std::string::npos && colon > 0 &&
+            line.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == colon)));
+  }
+}
+
+TEST_CASE("kv: a --memtable-size over a quarter of commitlog_total_space is lowered, saying so") {
+  testing::TempDir tmp;
+  const std::string config = write_config(tmp, "commitlog_total_space: 64MiB\n");
+  {
+    KvServer server(tmp.file("data"), {"--config", config, "--memtable-size", "64mb"}, tmp.file("kv.out"));
+    Client c(server.port());
+    CHECK(info(c, "persistence").at("kv_rocksdb_memtable_limit") == std::to_string(16 << 20));
+    CHECK_MESSAGE(server.output().find("commitlog-kv: warning: --memtable-size 64mb is over a quarter of "
+                                       "commitlog_total_space (64mb): using 16mb, so that RocksDB flushes before "
+                                       "the log is over its space\n") != std::string::npos,
+                  server.output());
+  }
+  // The default is lowered as its help says, without a word; a value that fits is taken as given.
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--config", config}, {"--config", config, "--memtable-size", "16mb"}}) {
+    KvServer server(tmp.file("data"), flags, tmp.file("kv2.out"));
+    Client c(server.port());
+    CHECK(info(c, "persistence").at("kv_rocksdb_memtable_limit") == std::to_string(16 << 20));
+    CHECK(server.output().find("--memtable-size") == std::string::npos);
+  }
+}
+
 TEST_CASE("kv: the server spins only when its config says so") {
   testing::TempDir tmp;
   const auto spin_wait_us = [&](const std::vector<std::string>& flags, const std::string& name) {

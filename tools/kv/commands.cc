@@ -163,7 +163,7 @@ void shutdown(Args args, CommandContext& c, std::string* out) {
   }
   if (!c.hooks || !c.hooks->shutdown) return resp::error(out, "ERR SHUTDOWN is not available here");
   // As with Redis, no reply: the connection closes while the server stops.
-  c.hooks->shutdown();
+  c.hooks->shutdown(c.client != nullptr ? c.client->view().addr : "unlisted");
   c.quit = true;
 }
 

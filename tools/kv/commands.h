@@ -25,8 +25,9 @@ struct ServerHooks {
   std::function<std::string(std::span<const std::string_view> sections)> info;
   // Every setting CONFIG GET knows, name and value.
   std::function<std::vector<std::pair<std::string, std::string>>()> config;
-  // SHUTDOWN: stop the server as SIGTERM does.
-  std::function<void()> shutdown;
+  // SHUTDOWN: stop the server as SIGTERM does; `client` is who asked, its
+  // address ("127.0.0.1:50312"), for the log line that says why it stops.
+  std::function<void(const std::string& client)> shutdown;
 };
 
 struct CommandContext {

@@ -22,6 +22,7 @@
 #include <fmt/core.h>
 
 #include "commitlog/config.h"
+#include "tools/common/recovery_mode_option.h"
 #include "tools/kv/server.h"
 
 namespace {
@@ -178,9 +179,7 @@ int main(int argc, char** argv) {
          [&args](const std::string& name) { args.recovery = *commitlog::parse_recovery_mode(name); },
          "on a damaged log: tolerate-torn-tail (stop at corruption), absolute (stop at any damage), "
          "point-in-time (start from what precedes the first corruption) or skip (pass over damage)")
-      ->check([](const std::string& name) {
-        return commitlog::parse_recovery_mode(name) ? std::string() : "unknown recovery mode '" + name + "'";
-      })
+      ->check(commitlog::tools::check_recovery_mode)
       ->default_str(commitlog::recovery_mode_name(args.recovery));
   app.add_option("--key-file", args.key_file,
                  "encrypt the log with the master keys in FILE (lines '<id> <64 hex digits>', mode 0600; "
@@ -227,6 +226,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
+  options.memtable_bytes_given = app.count("--memtable-size") > 0;
   if (commitlog::Status empty =
           pass->count() > 0 ? commitlog::kv::check_requirepass(options.password) : commitlog::Status();
       !empty.ok()) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include <boost/fiber/all.hpp>
 #include <fmt/core.h>
@@ -20,7 +21,13 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)), data_(options_), auth_(options_.password) {
   hooks_.info = [this](std::span<const std::string_view> s) { return info(s); };
   hooks_.config = [this] { return config(); };
-  hooks_.shutdown = [] { ::kill(::getpid(), SIGTERM); };
+  hooks_.shutdown = [this](const std::string& client) {
+    {
+      std::lock_guard lock(shutdown_mu_);
+      if (!shutdown_by_) shutdown_by_ = client;
+    }
+    ::kill(::getpid(), SIGTERM);
+  };
 }
 
 Server::~Server() = default;
@@ -30,6 +37,15 @@ namespace {
 // The largest request a client may send by default: a mutation's largest
 // value, with room for the command and its key.
 uint64_t largest_request(const Options& log_options) { return log_options.effective_max_mutation_size() + (1u << 20); }
+
+// "64mb", "96kb", "1000": a size as the memory options take it.
+std::string memory_text(uint64_t bytes) {
+  for (const auto& [unit, size] :
+       {std::pair{"gb", 1ull << 30}, std::pair{"mb", 1ull << 20}, std::pair{"kb", 1ull << 10}}) {
+    if (bytes >= size && bytes % size == 0) return fmt::format("{}{}", bytes / size, unit);
+  }
+  return std::to_string(bytes);
+}
 
 }  // namespace
 
@@ -78,6 +94,15 @@ Status Server::start() {
   if (Status s = check_input(log_options); !s.ok()) {
     bad_input_ = true;
     return s;
+  }
+  const uint64_t memtable_bytes = memtable_bytes_used(options_);
+  if (options_.memtable_bytes_given && memtable_bytes < options_.memtable_bytes) {
+    fmt::print(stderr,
+               "commitlog-kv: warning: --memtable-size {} is over a quarter of "
+               "commitlog_total_space ({}): using {}, so that RocksDB flushes before the log is "
+               "over its space\n",
+               memory_text(options_.memtable_bytes), memory_text(options_.log.total_space),
+               memory_text(memtable_bytes));
   }
   CL_RETURN_IF_ERROR(data_.open(log_options));
 
@@ -138,7 +163,12 @@ int Server::run() {
   int signal = 0;
   while (sigwait(&signals, &signal) != 0) {
   }
-  fmt::print("commitlog-kv: {} received, stopping\n", signal == SIGINT ? "SIGINT" : "SIGTERM");
+  std::string why = signal == SIGINT ? "SIGINT received" : "SIGTERM received";
+  {
+    std::lock_guard lock(shutdown_mu_);
+    if (signal == SIGTERM && shutdown_by_) why = "SHUTDOWN from client " + *shutdown_by_;
+  }
+  fmt::print("commitlog-kv: {}, stopping\n", why);
   listener_.stop();
   const int code = data_.close() ? 0 : 1;
   fmt::print("commitlog-kv: stopped\n");

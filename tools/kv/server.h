@@ -13,7 +13,8 @@
 //     to the checkpoint the flush made durable (log_discarder.h, engine.h);
 //   the commit log's own threads (the only fsyncs of writes; in the
 //     reference setting the workers sync RocksDB's WAL themselves);
-//   the main thread, waiting for SIGINT or SIGTERM (SHUTDOWN raises SIGTERM).
+//   the main thread, waiting for SIGINT or SIGTERM (SHUTDOWN raises SIGTERM,
+//     naming the client that sent it first).
 //
 // Start: check the options, the directories and the port; open the data
 // (store_lifecycle.h); serve. Stop: close the data.
@@ -21,6 +22,8 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -73,6 +76,10 @@ class Server {
   Listener listener_;
   std::chrono::steady_clock::time_point started_at_;
   std::vector<std::thread> workers_;
+  // Who sent SHUTDOWN, which raises the SIGTERM run() then takes; nullopt
+  // while none did.
+  std::mutex shutdown_mu_;
+  std::optional<std::string> shutdown_by_;  // guarded by shutdown_mu_
 };
 
 }  // namespace commitlog::kv

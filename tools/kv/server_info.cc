@@ -3,6 +3,7 @@
 // store's own (kv_*, commitlog_*).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 
@@ -29,6 +30,12 @@ uint64_t resident_bytes() {
 std::string appendfsync(const CommitLog* log, bool reference) {
   if (reference) return "always";
   return log && log->policy_promise().acknowledges_durable ? "always" : "everysec";
+}
+
+// INFO is one "name:value" per line: a message's line breaks become spaces.
+std::string one_line(std::string text) {
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\r' || c == '\n'; }, ' ');
+  return text;
 }
 
 }  // namespace
@@ -125,6 +132,11 @@ std::string Server::info(std::span<const std::string_view> sections) {
     out += "# Commitlog\r\n";
     line("commitlog_sync", policy_name());
     line("commitlog_directory", data_.log_dir());
+    // What an operator alerts on: every append fails once the log failed.
+    line("commitlog_failed", m.failed ? 1 : 0);
+    line("commitlog_failure", m.failed ? one_line(m.failure) : "none");
+    line("commitlog_disk_access_mode", m.disk_access_mode);
+    line("commitlog_disk_access_mode_setting", m.disk_access_mode_setting);
     auto files = list_segment_files(*options_.log.file_system, data_.log_dir());
     line("commitlog_segment_files", files.ok() ? files->size() : 0);
     // The sync thread's own counts (CommitLogStats), then the metrics table.
@@ -133,6 +145,10 @@ std::string Server::info(std::span<const std::string_view> sections) {
     line("commitlog_flushes", st.flushes);
     line("commitlog_seals", st.seals);
     line("commitlog_flushed_mutations", st.flushed_mutations);
+    line("commitlog_mutations_per_flush",
+         fmt::format("{:.1f}", st.flushes ? static_cast<double>(st.flushed_mutations) /
+                                                static_cast<double>(st.flushes)
+                                          : 0.0));
     line("commitlog_avg_flush_us",
          fmt::format("{:.1f}", st.flushes ? static_cast<double>(st.flush_nanos) / 1e3 /
                                                 static_cast<double>(st.flushes)

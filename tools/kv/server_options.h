@@ -18,7 +18,8 @@ struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 6380;  // 0: any free port (the ready line names it)
   int threads = 1;  // workers; one leaves the second core to the log and the clients
-  uint64_t memtable_bytes = 64 << 20;  // RocksDB's write_buffer_size
+  uint64_t memtable_bytes = 64 << 20;  // RocksDB's write_buffer_size (memtable_bytes_used())
+  bool memtable_bytes_given = false;   // by --memtable-size: a value lowered is said
   // The reference setting: no commit log, RocksDB's own WAL synced once per
   // worker round (DB::SyncWAL), for comparisons.
   bool reference_rocksdb_wal = false;

@@ -33,6 +33,16 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+// A full memtable flushes, and its discard frees the log behind it: at a
+// quarter of the log's space, discards keep the log under it. A larger one
+// still works, through the log's flush requests once it is over its space
+// (flushes RocksDB did not choose), so the value is lowered, not refused.
+uint64_t memtable_bytes_used(const ServerOptions& options) {
+  if (options.log.total_space == 0) return options.memtable_bytes;
+  return std::min<uint64_t>(options.memtable_bytes,
+                            std::max<uint64_t>(options.log.total_space / 4, 64u << 10));
+}
+
 StoreLifecycle::StoreLifecycle(const ServerOptions& options)
     : options_(options),
       log_dir_(options.dir + "/commitlog"),
@@ -83,11 +93,7 @@ Status StoreLifecycle::open(const Options& log_options) {
 Status StoreLifecycle::open_engine() {
   EngineOptions o;
   o.path = engine_dir_;
-  // Under a log limit RocksDB flushes by itself at a quarter of it, so that
-  // discards keep pace and the log's requests are the exception.
-  o.memtable_bytes = options_.memtable_bytes;
-  if (options_.log.total_space > 0)
-    o.memtable_bytes = std::min<uint64_t>(o.memtable_bytes, std::max<uint64_t>(options_.log.total_space / 4, 64u << 10));
+  o.memtable_bytes = memtable_bytes_used(options_);
   o.own_wal = options_.reference_rocksdb_wal;
   o.now_ms = [this] { return store_.now_ms(); };
   if (!o.own_wal) o.on_flushed = [this](Position p) { discarder_.flushed(p); };
@@ -133,7 +139,16 @@ Status StoreLifecycle::replay() {
                    p.offset, p.bytes);
       }
     }
-    if (!report.status.ok()) return report.status;
+    if (!report.status.ok()) {
+      // Damage the mode stopped at, not a failure of the store: whether to
+      // start anyway, and with which of the log, is the operator's choice.
+      if (report.status.code() != ErrorCode::kCorruption || report.problems.empty()) return report.status;
+      return Status(ErrorCode::kCorruption,
+                    fmt::format("{}; to start anyway, losing the damaged writes: --recovery skip (passes "
+                                "over the damage) or --recovery point-in-time (keeps only what precedes "
+                                "it); docs/recovery.md explains the choices",
+                                report.status.message()));
+    }
     startup_.replay_segments = report.segments;
     startup_.torn_tail_bytes = report.torn_tail_bytes;
     startup_.corruptions = report.corruptions;

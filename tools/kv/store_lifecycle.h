@@ -31,6 +31,12 @@ struct StartupReport {
   double replay_ms = 0;
 };
 
+// RocksDB's write_buffer_size: `options.memtable_bytes`, but under a
+// commitlog_total_space at most a quarter of it (and at least 64 KiB), so
+// that RocksDB flushes by itself before the log is over its space and the
+// log's flush requests stay the exception.
+uint64_t memtable_bytes_used(const ServerOptions& options);
+
 // Not thread-safe, but for what it hands out: store() (KvStore's contract),
 // log() and engine() (theirs), report calls from any thread.
 class StoreLifecycle {
