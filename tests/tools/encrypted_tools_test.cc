@@ -94,11 +94,19 @@ TEST_CASE("encrypted tools: with the key every tool reads the log, without it or
     CHECK(stat.exit_code == 0);
     CHECK(json::parse(stat.out)["key_ids_needed"] == json::parse(fmt::format(R"([{{"key_id":1,"segments":{}}}])",
                                                                              segments.size())));
-    const auto keyless = run_cli({"replay", log});
-    CHECK(keyless.exit_code == 2);
-    CHECK(keyless.out.empty());
-    CHECK_MESSAGE(keyless.err.find("segment " + first + " is encrypted with master key 1") != std::string::npos,
-                  keyless.err);
+    for (const json& segment : json::parse(stat.out)["segments"]) {
+      CHECK(segment["end"] == "encrypted");
+      CHECK(segment["sealed_end"].is_null());
+      CHECK(segment["contents_read"] == false);
+    }
+    for (const char* command : {"replay", "dump"}) {
+      CAPTURE(command);
+      const auto keyless = run_cli({command, log});
+      CHECK(keyless.exit_code == 2);
+      CHECK(keyless.out.empty());
+      CHECK_MESSAGE(keyless.err.find("segment " + first + " is encrypted with master key 1") != std::string::npos,
+                    keyless.err);
+    }
 
     for (const char* command : {"replay", "verify", "dump", "stat", "tail"}) {
       CAPTURE(command);
@@ -108,6 +116,7 @@ TEST_CASE("encrypted tools: with the key every tool reads the log, without it or
       CHECK_MESSAGE(refused.err.find("segment " + first + ": master key 1") != std::string::npos, refused.err);
       CHECK(refused.err.find("wrong key") != std::string::npos);
       CHECK(refused.out.find("mutation 0000") == std::string::npos);
+      if (std::string_view(command) == "dump") CHECK(refused.out.empty());
     }
   }
 }

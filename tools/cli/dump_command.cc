@@ -16,7 +16,9 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "segment/codec.h"
 #include "segment/format.h"
+#include "segment/segment_key.h"
 #include "segment/segment_image.h"
 #include "segment/segment_reader.h"
 #include "tools/cli/base64.h"
@@ -201,8 +203,31 @@ class Printer {
   bool json_;
 };
 
-// An encrypted segment that cannot be opened is an input error: its header
-// is printed, nothing of its contents.
+// An encrypted segment whose key is missing or wrong is an input error.
+// Every segment's key is checked before the first line is printed, so that
+// stdout then gets nothing; unreadable files are left to load_segment(),
+// which reports them in order.
+Status check_keys(const std::vector<LogFile>& files, const KeyProvider* keys) {
+  for (const LogFile& file : files) {
+    auto f = posix_file_system()->open(file.path, OpenMode::kRead);
+    if (!f.ok()) continue;
+    std::byte bytes[format::kKeyBlockOffset + format::kKeyBlockSize] = {};
+    auto got = (*f)->read_at(0, bytes);
+    if (!got.ok()) continue;
+    const std::span<const std::byte> start{bytes, *got};
+    SegmentHeader header;
+    if (decode_bounded_segment_header(start, &header) != HeaderProblem::kNone ||
+        (header.flags & format::kFlagEncrypted) == 0) {
+      continue;
+    }
+    const crypto::OpenedSegmentKey opened = crypto::open_segment_key(start, header.id, keys);
+    if (opened.block_intact && !opened.data_key) {
+      return Status(opened.status.code(), file.path + ": " + opened.status.message());
+    }
+  }
+  return {};
+}
+
 Status dump_segment(const LogFile& file, const LoadedSegment& s, const KeyProvider* keys, Printer& printer,
                     Progress& progress, uint64_t base) {
   printer.header(file, s);
@@ -243,6 +268,7 @@ int run_dump(const DumpArgs& args) {
   if (!files.ok()) return input_error("dump", files.status());
   auto keys = load_key_file_option(args.key_file);
   if (!keys.ok()) return input_error("dump", keys.status());
+  if (Status keyed = check_keys(*files, keys->get()); !keyed.ok()) return input_error("dump", keyed);
   note_live_writers("dump", args.paths);
   auto out = Output::open("-");
   if (!out.ok()) return input_error("dump", out.status());

@@ -192,8 +192,8 @@ void print_json(const StatArgs& args, const LogStat& log) {
                         {"entries", s.entries},
                         {"payload_bytes", s.payload_bytes},
                         {"sections", s.end.sections},
-                        {"end", ok ? end_kind_name(s.end.kind) : "unreadable header"},
-                        {"sealed_end", s.end.offset},
+                        {"end", !ok ? "unreadable header" : s.unopened ? "encrypted" : end_kind_name(s.end.kind)},
+                        {"sealed_end", s.unopened ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.end.offset)},
                         {"unsealed_bytes", s.unsealed_bytes},
                         {"stored_bytes", s.stored_bytes},
                         {"image_bytes", s.image_bytes},
@@ -231,7 +231,7 @@ void print_text(const StatArgs& args, const LogStat& log) {
              "entries", "payload", "sections", "end", "created");
   for (const SegmentStat& s : log.segments) {
     fmt::print("{:<20} {:>12} {:>12} {:>9} {:>12} {:>9}  {:<12} {}{}\n", s.file.id, s.file.size,
-               s.end.offset, s.entries, s.payload_bytes, s.end.sections, end_text(s),
+               s.unopened ? "-" : std::to_string(s.end.offset), s.entries, s.payload_bytes, s.end.sections, end_text(s),
                s.problem == HeaderProblem::kNone ? format_time_us(s.header.created_us) : "-",
                s.damaged_regions > 0
                    ? fmt::format("  ({} damaged regions, {} bytes)", s.damaged_regions, s.damaged_bytes)
