@@ -32,6 +32,8 @@ Status check_capacity(const std::string& path, const SegmentHeader& header) {
     problem = "leaves no room for the first marker at offset " + std::to_string(first_marker);
   } else if (synced_marks && header.capacity > format::kMaxSyncedMarksCapacity) {
     problem = "does not fit the 32-bit offsets of synced markers";
+  } else if (header.capacity > format::kMaxCapacity) {
+    problem = "is 4 GiB or more, which no writer makes";
   }
   if (problem.empty()) return {};
   return Status::corruption(path + ": segment header at offset " + std::to_string(format::kHeaderCapacityOffset) +

@@ -355,9 +355,9 @@ TEST_CASE("tail: a header whose capacity no writer makes is damage named with it
   }
 }
 
-TEST_CASE("tail: a plain segment is read as far as its file goes, whatever its capacity says") {
-  // Without synced markers the format sets no largest capacity: the file
-  // bounds what is read, and a file short of its capacity ends truncated.
+TEST_CASE("tail: a plain segment is read as far as its file goes, up to any capacity a writer makes") {
+  // Without synced markers the file bounds what is read, and a file short of
+  // its capacity ends truncated; a capacity no writer makes is refused.
   testing::SegmentBuilder b(1000, 4096, 0);
   b.section({"a"});
   b.close();
@@ -367,7 +367,17 @@ TEST_CASE("tail: a plain segment is read as far as its file goes, whatever its c
   auto file = fs.open(path, OpenMode::kCreateNew);
   REQUIRE(file.ok());
   REQUIRE((*file)->write_at(0, b.plain()).ok());
-  set_capacity(fs, path, uint64_t{1} << 40);
+  set_capacity(fs, path, uint64_t{1} << 32);
+  {
+    TailReader refused = tail_of(fs);
+    std::vector<std::string> none;
+    auto polled = poll_texts(refused, none);
+    REQUIRE(!polled.ok());
+    CHECK(polled.status().message().find(path + ": segment header at offset 32: capacity 4294967296 is 4 GiB or more") !=
+          std::string::npos);
+    CHECK(none.empty());
+  }
+  set_capacity(fs, path, (uint64_t{1} << 32) - 8);
   testing::SegmentBuilder next(1001, 4096, 0, 1000);
   next.section({"b"});
   auto later = fs.open(std::string(kLogDir) + "/" + segment_file_name(1001), OpenMode::kCreateNew);
