@@ -75,37 +75,13 @@
 #include "tools/common/size_option.h"
 #include "tools/lab/stress_acks.h"
 #include "tools/lab/stress_driver.h"
+#include "tools/lab/stress_options.h"
 #include "tools/lab/stress_workload.h"
 
 namespace commitlog::tools {
 namespace {
 
 using namespace stress;
-
-struct StressArgs {
-  std::string dir;
-  std::string config;
-  std::string key_file;
-  std::string policy;
-  double period_ms = 0;
-  double window_ms = 0;
-  uint64_t segment_size = 0;
-  int threads = 4;
-  int fibers = 4;
-  uint64_t max_size = kDefaultMaxSize;
-  std::string acks;
-  double duration = 0;
-  double rate = 0;
-  std::string wait = "policy";
-  bool check = false;
-  bool allow_loss = false;
-  bool discard = false;
-  // Which of the optional flags were given.
-  CLI::Option* policy_flag = nullptr;
-  CLI::Option* period_flag = nullptr;
-  CLI::Option* window_flag = nullptr;
-  CLI::Option* segment_size_flag = nullptr;
-};
 
 uint64_t wall_clock_us() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -117,68 +93,6 @@ uint64_t wall_clock_us() {
 template <typename... Args>
 void say(fmt::format_string<Args...> format, Args&&... args) {
   write_all(STDOUT_FILENO, fmt::format(format, std::forward<Args>(args)...)).ignore();
-}
-
-Duration milliseconds(double ms) {
-  return std::chrono::duration_cast<Duration>(std::chrono::duration<double, std::milli>(ms));
-}
-
-Result<Options> build_options(const StressArgs& args) {
-  Options options;
-  if (!args.config.empty()) {
-    auto loaded = load_config_file(args.config);
-    if (!loaded.ok()) return loaded.status();
-    for (const std::string& warning : loaded->warnings) fmt::print(stderr, "warning: {}\n", warning);
-    options = loaded->options;
-  }
-  options.directory = args.dir;
-  if (!args.key_file.empty()) {
-    auto keys = load_key_file_option(args.key_file);
-    if (!keys.ok()) return keys.status();
-    options.encryption = *keys;
-  }
-  if (args.policy_flag->count() > 0) options.sync_policy = args.policy;
-  if (args.period_flag->count() > 0) {
-    // As in conf/commitlog.yaml, the lag block follows the period.
-    options.policy.sync_period = milliseconds(args.period_ms);
-    options.policy.lag_block = milliseconds(args.period_ms * 1.5);
-  }
-  if (args.window_flag->count() > 0) options.policy.group_window = milliseconds(args.window_ms);
-  if (args.segment_size_flag->count() > 0) options.segment_size = args.segment_size;
-  if (kMaxPrefixSize + args.max_size - 1 > options.effective_max_mutation_size()) {
-    return Status::invalid_argument(fmt::format(
-        "--max-size {} makes payloads of up to {} bytes, over the max_mutation_size of {} bytes", args.max_size,
-        kMaxPrefixSize + args.max_size - 1, options.effective_max_mutation_size()));
-  }
-  return options;
-}
-
-// check_options(), naming the flag that sets a value at fault as well as
-// its yaml key: "commitlog_sync_group_window (0ms) must be greater than 0
-// when commitlog_sync is group (--window MS, or the key in --config)".
-Status check_driver_options(const Options& options) {
-  const Status checked = check_options(options);
-  if (checked.ok()) return checked;
-  static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
-      {"commitlog_sync", "--policy NAME"},
-      {"commitlog_sync_period", "--period MS"},
-      {"commitlog_sync_group_window", "--window MS"},
-      {"commitlog_segment_size", "--segment-size SIZE"},
-  };
-  std::string message;
-  std::string_view lines = checked.message();
-  while (!lines.empty()) {
-    const size_t end = std::min(lines.find('\n'), lines.size());
-    std::string line(lines.substr(0, end));
-    for (const auto& [key, flag] : kFlags) {
-      if (line.starts_with(std::string(key) + " (")) {
-        line += fmt::format(" ({}, or the key in --config)", flag);
-      }
-    }
-    message += (message.empty() ? "" : "\n") + line;
-    lines.remove_prefix(std::min(end + 1, lines.size()));
-  }
-  return Status::invalid_argument(message);
 }
 
 // The directories of `dir` that do not exist yet, the deepest first.
