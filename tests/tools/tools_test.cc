@@ -24,6 +24,7 @@
 #include "commitlog/commit_log.h"
 #include "commitlog/replayer.h"
 #include "segment/checksum.h"
+#include "segment/file_name.h"
 #include "segment/format.h"
 #include "segment/segment_reader.h"
 #include "tests/support/file_modes.h"
@@ -592,6 +593,12 @@ TEST_CASE("tools: bad input gives one line naming the file and exit 2, from ever
                     "no such"});
   inputs.push_back({"a directory with no segments", make_dir("empty"), root.file("empty"),
                     "no commit log segments"});
+  {
+    const std::string d = make_dir("only-spare");
+    write_bytes(d + "/" + spare_file_name(7), segment_bytes);
+    inputs.push_back({"a directory with only a spare segment", d, d,
+                      "no commit log segments (files named CommitLog-<version>-<id>.log); its spare segment files"});
+  }
   {
     // Opened without blocking, then refused: a plain open() would hang.
     const std::string d = make_dir("fifo");

@@ -114,9 +114,15 @@ Result<std::vector<LogFile>> open_log_directory(const std::string& dir) {
   auto listed = list_segment_files(*posix_file_system(), dir);
   if (!listed.ok()) return listed.status();
   if (listed->empty()) {
+    // A log closed with nothing in it parks its last segment as a spare.
+    auto names = posix_file_system()->list(dir);
+    const bool spares = names.ok() && std::any_of(names->begin(), names->end(), [](const std::string& name) {
+                          return parse_spare_file_name(name).has_value();
+                        });
     return Status::invalid_argument(
-        fmt::format("{}: no commit log segments (files named {}<version>-<id>{})", dir,
-                    format::kFilePrefix, format::kFileSuffix));
+        fmt::format("{}: no commit log segments (files named {}<version>-<id>{}){}", dir, format::kFilePrefix,
+                    format::kFileSuffix,
+                    spares ? "; its spare segment files are what a log closed with nothing to replay leaves" : ""));
   }
   std::vector<LogFile> files;
   for (const SegmentFile& f : *listed) {
