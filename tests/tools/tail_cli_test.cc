@@ -114,7 +114,8 @@ TEST_CASE("tail cli: a position file that cannot be written is refused before an
       {tmp.file("afile/p"), "--position-file " + tmp.file("afile/p") + ": " + tmp.file("afile") + ": not a directory"},
       {dir, "--position-file " + dir + ": not a regular file"},
   };
-  for (const auto& [position, message] : cases) {
+  for (const auto& [file, message] : cases) {
+    const std::string& position = file;  // clang before 16 cannot capture a structured binding in CAPTURE
     CAPTURE(position);
     const auto refused = run_cli(COMMITLOG_CLI, {"tail", dir, "--position-file", position});
     CHECK(refused.exit_code == 2);
