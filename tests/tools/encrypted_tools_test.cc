@@ -22,6 +22,7 @@ namespace encrypted_tools_test {
 
 using nlohmann::json;
 using testing::run_cli;
+using testing::TempDir;
 
 constexpr int kAppends = 200;
 
