@@ -95,7 +95,8 @@ TEST_CASE("encrypted tools: with the key every tool reads the log, without it or
     CHECK(stat.exit_code == 0);
     CHECK(json::parse(stat.out)["key_ids_needed"] == json::parse(fmt::format(R"([{{"key_id":1,"segments":{}}}])",
                                                                              segments.size())));
-    for (const json& segment : json::parse(stat.out)["segments"]) {
+    const json stat_json = json::parse(stat.out);
+    for (const json& segment : stat_json["segments"]) {
       CHECK(segment["end"] == "encrypted");
       CHECK(segment["sealed_end"].is_null());
       CHECK(segment["contents_read"] == false);
