@@ -77,7 +77,7 @@ class BlockFile final : public File {
     const uint64_t needed = (bytes + block_ - 1) / block_ * block_;
     if (needed <= capacity_) return;
     const uint64_t capacity = std::max({needed, 2 * capacity_, uint64_t{kBufferAlignment}});
-    AlignedBytes grown(static_cast<std::byte*>(std::aligned_alloc(block_, capacity)));
+    AlignedBytes grown = allocate_image(capacity);
     if (!grown) throw std::bad_alloc();
     if (capacity_ > 0) std::memcpy(grown.get(), copy_.get(), capacity_);
     std::memset(grown.get() + capacity_, 0, capacity - capacity_);

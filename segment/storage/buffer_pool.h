@@ -37,6 +37,12 @@ struct FreeBytes {
 };
 using AlignedBytes = std::unique_ptr<std::byte, FreeBytes>;
 
+// `size` bytes, uninitialised, at a multiple of kBufferAlignment; nullptr if
+// memory is short. An image of kHugePageSize or more starts at a multiple of
+// it and asks the kernel for transparent huge pages (madvise; only advice).
+inline constexpr size_t kHugePageSize = size_t{2} << 20;
+AlignedBytes allocate_image(size_t size);
+
 class PooledBuffer {
  public:
   PooledBuffer(BufferPool* pool, AlignedBytes bytes) : pool_(pool), bytes_(std::move(bytes)) {}
