@@ -134,7 +134,11 @@ bool SegmentReplay::replay(const SegmentPrologue& p) {
   while (true) {
     const SegmentItem item = reader.next();
     if (const auto* e = std::get_if<SegmentEntry>(&item)) {
-      if (!sealed_unopened && !deliver(p, *e)) return false;
+      if (sealed_unopened) {
+        ++report_.unopened_mutations;
+      } else if (!deliver(p, *e)) {
+        return false;
+      }
       continue;
     }
     Finding f;

@@ -136,6 +136,10 @@ struct COMMITLOG_EXPORT ReplayReport {
   // Encrypted segment files whose contents were not checked, as no keys
   // were given (ReplayOptions::framing_only): only their framing was.
   std::vector<std::string> unopened;
+  // Of those, the entries sealed one by one that their framing and stored
+  // checksums showed intact: counted here, not in `mutations` (mutations in
+  // sealed sections cannot be counted without the key).
+  uint64_t unopened_mutations = 0;
 
   // No corruption and no error: every mutation that was durable was
   // delivered, as far as the bytes can tell (what `commitlog verify` exits 0 on).

@@ -91,6 +91,11 @@ TEST_CASE("encrypted tools: with the key every tool reads the log, without it or
     const auto framing = run_cli({"verify", log});
     CHECK(framing.exit_code == 0);
     CHECK_MESSAGE(framing.out.find("contents not checked (no --key-file)") != std::string::npos, framing.out);
+    // Sealed entries are counted by their framing; sealed sections cannot be.
+    const std::string counted = lz4 ? "0 mutations," : fmt::format("0 mutations and {} sealed, not opened", kAppends);
+    CHECK_MESSAGE(framing.out.find(counted) != std::string::npos, framing.out);
+    const auto framing_json = run_cli({"verify", log, "--format", "json"});
+    CHECK(json::parse(framing_json.out)["unopened_mutations"] == (lz4 ? 0 : kAppends));
     const auto stat = run_cli({"stat", log, "--format", "json"});
     CHECK(stat.exit_code == 0);
     CHECK(json::parse(stat.out)["key_ids_needed"] == json::parse(fmt::format(R"([{{"key_id":1,"segments":{}}}])",

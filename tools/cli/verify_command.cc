@@ -59,9 +59,11 @@ void print_text(const VerifyArgs& args, const ReplayReport& r) {
     verdict_text = "CORRUPT";
     if (r.stopped_at) verdict_text += " (stopped at the first corruption; --mode skip checks the rest)";
   }
-  fmt::print("verify {}: {} segments, {} mutations, {} payload bytes; {} corruptions ({} bytes skipped); "
+  const std::string sealed =
+      r.unopened_mutations > 0 ? fmt::format(" and {} sealed, not opened", r.unopened_mutations) : "";
+  fmt::print("verify {}: {} segments, {} mutations{}, {} payload bytes; {} corruptions ({} bytes skipped); "
              "torn tail {} bytes: {}\n",
-             args.dir, r.segments, r.mutations, r.payload_bytes, r.corruptions, r.skipped_bytes,
+             args.dir, r.segments, r.mutations, sealed, r.payload_bytes, r.corruptions, r.skipped_bytes,
              r.torn_tail_bytes, verdict_text);
   if (!r.unopened.empty()) {
     fmt::print("{} encrypted segments: headers and entry or section framing checked, contents not checked "
@@ -94,6 +96,7 @@ void print_json(const VerifyArgs& args, const ReplayReport& r) {
       {"last_position", position(r.last_position)},
       {"unproved_tails", r.unproved_tails},
       {"contents_not_checked", r.unopened},
+      {"unopened_mutations", r.unopened_mutations},
       {"problems", problems}};
   fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
 }
