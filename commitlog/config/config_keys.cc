@@ -2,7 +2,6 @@
 #include "commitlog/config/config_keys.h"
 
 #include <algorithm>
-#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,19 +75,9 @@ std::string cdc_directory_rule(const Options& o) {
   return "must not be commitlog_directory: CDC deletes segment files there";
 }
 
-// The directory a log there would probe for direct I/O: commitlog_directory,
-// or before the log creates it, its nearest existing parent.
-std::string probe_dir(const Options& o) {
-  std::filesystem::path dir = o.directory;
-  while (!o.file_system->is_directory(dir.string()) && dir.has_relative_path() && dir != dir.parent_path()) {
-    dir = dir.parent_path();
-  }
-  return dir.empty() ? "." : dir.string();
-}
-
 // legacy and auto name the mode they come to, and direct where it is refused.
 std::string access_mode_in_effect(const Options& o) {
-  auto choice = choose_access_mode(o, probe_dir(o));
+  auto choice = choose_access_mode_before_open(o);
   if (!choice.ok()) return "refused here: " + choice.status().message();
   if (choice->reason.empty()) return "";
   return std::string(access_mode_name(choice->mode)) + ", " + choice->reason;

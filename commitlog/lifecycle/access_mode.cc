@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commitlog/lifecycle/access_mode.h"
 
+#include <filesystem>
+
 namespace commitlog {
 
 StorageMode AccessModeChoice::storage() const {
@@ -16,6 +18,14 @@ const char* access_mode_name(DiskAccessMode mode) {
     if (m == mode) return name.data();
   }
   return "unknown";
+}
+
+Result<AccessModeChoice> choose_access_mode_before_open(const Options& o) {
+  std::filesystem::path dir = o.directory;
+  while (!o.file_system->is_directory(dir.string()) && dir.has_relative_path() && dir != dir.parent_path()) {
+    dir = dir.parent_path();
+  }
+  return choose_access_mode(o, dir.empty() ? "." : dir.string());
 }
 
 Result<AccessModeChoice> choose_access_mode(const Options& o, const std::string& probe_dir) {

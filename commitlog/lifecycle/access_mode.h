@@ -24,6 +24,11 @@ struct AccessModeChoice {
 // directory when direct is asked for and the file system cannot take it.
 [[nodiscard]] Result<AccessModeChoice> choose_access_mode(const Options& options, const std::string& probe_dir);
 
+// choose_access_mode() as open() will: probing commitlog_directory, or before
+// the log creates it, its nearest existing parent. For checks that refuse a
+// configuration before anything is opened (`commitlog config`, commitlog-kv).
+[[nodiscard]] Result<AccessModeChoice> choose_access_mode_before_open(const Options& options);
+
 const char* access_mode_name(DiskAccessMode mode);
 
 // Whether the log's segments are written in sections, through a pooled image

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "commitlog/commit_log.h"
 #include "commitlog/config.h"
 #include "tests/support/fault_file_system.h"
+#include "tests/support/run_cli.h"
 #include "tests/support/run_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -106,6 +108,15 @@ TEST_CASE("disk access mode: legacy and auto say which mode they come to") {
               .note.starts_with("mmap, legacy's choice, as direct I/O in /dev/shm: it is on tmpfs"));
     CHECK(setting(load(shm + "commitlog_disk_access_mode: direct\n").value())
               .note.starts_with("refused here: commitlog_disk_access_mode (direct): direct I/O in /dev/shm"));
+    // `commitlog config` shows such a setting with the rest, then fails.
+    std::ofstream(dir.file("shm.yaml")) << shm << "commitlog_disk_access_mode: direct\n";
+    const testing::CliResult refused = testing::run_cli({"config", dir.file("shm.yaml")});
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.out.find("commitlog_segment_size") != std::string::npos);
+    CHECK_MESSAGE(refused.err.starts_with("commitlog config: refused here: commitlog_disk_access_mode (direct)"),
+                  refused.err);
+    std::ofstream(dir.file("auto.yaml")) << shm << "commitlog_disk_access_mode: auto\n";
+    CHECK(testing::run_cli({"config", dir.file("auto.yaml")}).exit_code == 0);
   }
 }
 

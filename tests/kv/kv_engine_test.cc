@@ -3,6 +3,7 @@
 // server commands; start-up input checked before the replay; an idle start
 // and stop; a replay run twice.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -317,6 +318,20 @@ TEST_CASE("kv engine: bad options, directory or port exit 2 with one line, befor
     const testing::CliResult r = testing::run_cli(testing::kv_binary(), k.args);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(k.names) != std::string::npos);
+    CHECK(r.out.find("replaying") == std::string::npos);
+  }
+  // Direct I/O where the file system has none: refused before the replay
+  // too, not by the log's open after it.
+  if (std::filesystem::is_directory("/dev/shm")) {
+    const std::string shm = "/dev/shm/commitlog-kv-engine-test-" + std::to_string(::getpid());
+    std::filesystem::create_directories(shm + "/commitlog");
+    std::filesystem::copy_file(tmp.file("data/commitlog/CommitLog-2-1.log"), shm + "/commitlog/CommitLog-2-1.log");
+    std::ofstream(tmp.file("direct.yaml")) << "commitlog_disk_access_mode: direct\n";
+    const testing::CliResult r =
+        testing::run_cli(testing::kv_binary(), {"--dir", shm, "--config", tmp.file("direct.yaml"), "--port", "0"});
+    std::filesystem::remove_all(shm);
+    CHECK(r.exit_code == 2);
+    CHECK_MESSAGE(r.err.find("commitlog_disk_access_mode (direct): direct I/O in " + shm) != std::string::npos, r.err);
     CHECK(r.out.find("replaying") == std::string::npos);
   }
 }

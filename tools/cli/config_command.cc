@@ -6,7 +6,8 @@
 //   json: {"file", "settings": [{key, value, note, source, line}], "warnings": [...]}
 //   yaml: a commitlog.yaml that loads back to the same settings.
 // A file that does not load, or that names a file that cannot be read (the
-// archiving properties): each problem on a line of stderr, exit 2.
+// archiving properties): each problem on a line of stderr, exit 2. One the
+// log would refuse to open with on this machine: printed, then exit 1.
 // --strict: warnings are errors. `commitlog config --reference` prints
 // docs/configuration.md.
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/lifecycle/archiver.h"
 #include "commitlog/config.h"
 #include "commitlog/config/config_render.h"
@@ -24,6 +26,8 @@
 
 namespace commitlog::tools {
 namespace {
+
+constexpr int kExitRefused = 1;
 
 struct ConfigArgs {
   std::string file;
@@ -97,6 +101,12 @@ int run_config(const ConfigArgs& args) {
     fmt::print("{}", config_as_yaml(config.value(), args.file));
   } else {
     print_text(config.value(), args.file);
+  }
+  // Settings that load but that the log refuses on this machine (direct I/O
+  // where the file system has none) are shown with the rest, and fail.
+  if (auto mode = choose_access_mode_before_open(config->options); !mode.ok()) {
+    fmt::print(stderr, "commitlog config: refused here: {}\n", mode.status().message());
+    return kExitRefused;
   }
   return kExitOk;
 }

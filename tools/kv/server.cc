@@ -11,6 +11,7 @@
 #include <boost/fiber/all.hpp>
 #include <fmt/core.h>
 
+#include "commitlog/lifecycle/access_mode.h"
 #include "commitlog/util/thread_name.h"
 #include "tools/kv/durability.h"
 #include "tools/kv/fiber_io.h"
@@ -72,6 +73,10 @@ Status Server::check_input(const Options& log_options) {
     return Status::invalid_argument("--dir " + options_.dir + ": " + s.message());
   if (::access(options_.dir.c_str(), R_OK | W_OK | X_OK) != 0)
     return Status::invalid_argument("--dir " + options_.dir + ": not writable");
+  if (!options_.reference_rocksdb_wal) {
+    if (auto mode = choose_access_mode_before_open(log_options); !mode.ok())
+      return Status::invalid_argument(mode.status().message());
+  }
   if (Status s = listener_.open(options_.bind, options_.port); !s.ok())
     return Status::invalid_argument(fmt::format("--bind {} --port {}: {}", options_.bind, options_.port, s.message()));
   return {};
