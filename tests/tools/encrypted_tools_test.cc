@@ -103,7 +103,7 @@ TEST_CASE("encrypted tools: with the key every tool reads the log, without it or
     const json stat_json = json::parse(stat.out);
     for (const json& segment : stat_json["segments"]) {
       CHECK(segment["end"] == "encrypted");
-      CHECK(segment["sealed_end"].is_null());
+      CHECK(segment["data_end"].is_null());
       CHECK(segment["contents_read"] == false);
     }
     for (const char* command : {"replay", "dump"}) {

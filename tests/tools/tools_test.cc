@@ -523,6 +523,20 @@ TEST_CASE("tools: stat reports segments, tables, compression ratio and positions
     CHECK(s["segments"][i]["size"] == std::filesystem::file_size(files[i].path));
     CHECK(s["segments"][i]["end"] == "closed");
   }
+  // data_end is where dump's end record says the data ends; the header's
+  // seal, as dump shows it, is past the end marker there.
+  CliResult dump = run_cli({"dump", dir.path(), "--format", "jsonl"});
+  REQUIRE(dump.exit_code == 0);
+  std::map<std::string, uint64_t> data_end, header_seal;
+  for (const json& line : json_lines(dump.out)) {
+    if (line["type"] == "end") data_end[line["file"].get<std::string>()] = line["offset"].get<uint64_t>();
+    if (line["type"] == "header") header_seal[line["file"].get<std::string>()] = line["sealed_end"].get<uint64_t>();
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    CAPTURE(files[i].path);
+    CHECK(s["segments"][i]["data_end"] == data_end.at(files[i].path));
+    CHECK(header_seal.at(files[i].path) == data_end.at(files[i].path) + format::kMarkerSize);
+  }
   std::map<uint32_t, uint64_t> per_table;
   for (const Written& w : written) ++per_table[w.table];
   REQUIRE(s["tables"].size() == per_table.size());

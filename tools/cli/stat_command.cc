@@ -193,7 +193,7 @@ void print_json(const StatArgs& args, const LogStat& log) {
                         {"payload_bytes", s.payload_bytes},
                         {"sections", s.end.sections},
                         {"end", !ok ? "unreadable header" : s.unopened ? "encrypted" : end_kind_name(s.end.kind)},
-                        {"sealed_end", s.unopened ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.end.offset)},
+                        {"data_end", s.unopened ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.end.offset)},
                         {"unsealed_bytes", s.unsealed_bytes},
                         {"stored_bytes", s.stored_bytes},
                         {"image_bytes", s.image_bytes},
@@ -227,7 +227,7 @@ void print_json(const StatArgs& args, const LogStat& log) {
 void print_text(const StatArgs& args, const LogStat& log) {
   fmt::print("log {}: {} segments, {} bytes on disk, {} entries, {} payload bytes\n", args.dir,
              log.segments.size(), log.bytes, log.entries, log.payload_bytes);
-  fmt::print("\n{:<20} {:>12} {:>12} {:>9} {:>12} {:>9}  {:<12} {}\n", "segment id", "size", "sealed",
+  fmt::print("\n{:<20} {:>12} {:>12} {:>9} {:>12} {:>9}  {:<12} {}\n", "segment id", "size", "data end",
              "entries", "payload", "sections", "end", "created");
   for (const SegmentStat& s : log.segments) {
     fmt::print("{:<20} {:>12} {:>12} {:>9} {:>12} {:>9}  {:<12} {}{}\n", s.file.id, s.file.size,
