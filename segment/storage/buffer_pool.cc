@@ -15,11 +15,12 @@ namespace commitlog {
 // That is most of what separated a lone producer of large payloads from the
 // raw disk. The cost is at most 2 MiB of rounding per image.
 AlignedBytes allocate_image(size_t size) {
-  if (size < kHugePageSize) return AlignedBytes(static_cast<std::byte*>(std::aligned_alloc(kBufferAlignment, size)));
-  const size_t rounded = (size + kHugePageSize - 1) / kHugePageSize * kHugePageSize;
-  AlignedBytes bytes(static_cast<std::byte*>(std::aligned_alloc(kHugePageSize, rounded)));
+  const size_t alignment = size < kHugePageSize ? kBufferAlignment : kHugePageSize;
+  const size_t rounded = (size + alignment - 1) / alignment * alignment;  // as aligned_alloc requires
+  AlignedBytes bytes(static_cast<std::byte*>(std::aligned_alloc(alignment, rounded)));
 #ifdef MADV_HUGEPAGE
-  if (bytes) ::madvise(bytes.get(), rounded, MADV_HUGEPAGE);  // advice: without THP, 4 KiB pages
+  // Advice: without transparent huge pages the image is in 4 KiB pages.
+  if (bytes && alignment == kHugePageSize) ::madvise(bytes.get(), rounded, MADV_HUGEPAGE);
 #endif
   return bytes;
 }

@@ -38,9 +38,15 @@ std::string vm_flags_of(const void* address) {
 }
 
 TEST_CASE("segment images: aligned for direct I/O, and huge-page aligned from 2 MiB on") {
-  const AlignedBytes small = allocate_image(64 << 10);
-  REQUIRE(small);
-  CHECK(reinterpret_cast<uintptr_t>(small.get()) % kBufferAlignment == 0);
+  // Any size: aligned_alloc wants a multiple of the alignment, which
+  // allocate_image() rounds to.
+  for (const size_t size : {size_t{64} << 10, size_t{12} << 10, (size_t{3} << 20) + 4096}) {
+    CAPTURE(size);
+    const AlignedBytes image = allocate_image(size);
+    REQUIRE(image);
+    CHECK(reinterpret_cast<uintptr_t>(image.get()) % kBufferAlignment == 0);
+    std::memset(image.get(), 1, size);
+  }
 
   const AlignedBytes large = allocate_image(32 << 20);
   REQUIRE(large);
