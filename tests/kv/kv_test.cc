@@ -90,7 +90,12 @@ TEST_CASE("kv: every command docs/kv.md lists, and errors for the rest") {
   CHECK(fields.count("commitlog_spins") == 1);
   CHECK(fields.at("commitlog_sync") == "batch");
   CHECK(std::stoll(fields.at("commitlog_flushed_mutations")) >= 7);
-  CHECK(c.command({"INFO"}).text.find("# Keyspace\r\ndb0:keys=4") != std::string::npos);
+  CHECK(c.command({"INFO"}).text.find("# Keyspace\r\ndb0:keys=4,expires=0,") != std::string::npos);
+  // Keys with an expiry are counted as Redis counts them for exporters.
+  CHECK(c.command({"EXPIRE", "b", "1000"}).integer == 1);
+  const Reply keyspace = c.command({"INFO", "keyspace"});
+  CHECK_MESSAGE(keyspace.text.find("db0:keys=4,expires=1,") != std::string::npos, keyspace.text);
+  CHECK(c.command({"PERSIST", "b"}).integer == 1);
 
   const Reply unknown = c.command({"LPUSH", "x"});
   CHECK(unknown.type == '-');

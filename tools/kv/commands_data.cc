@@ -270,9 +270,9 @@ void keys(Args args, CommandContext& c, std::string* out) {
 }
 
 void dbsize(Args, CommandContext& c, std::string* out) {
-  auto n = c.store.size(c.fence);
+  auto n = c.store.count_keys(c.fence);
   if (!n.ok()) return store_error(n.status(), out);
-  resp::integer(out, static_cast<int64_t>(*n));
+  resp::integer(out, static_cast<int64_t>(n->keys));
 }
 
 void flushall(Args args, CommandContext& c, std::string* out) {

@@ -285,16 +285,18 @@ Result<uint64_t> KvStore::scan(uint64_t cursor, std::optional<std::string_view> 
   return next;
 }
 
-Result<uint64_t> KvStore::size(DurableFence& fence) {
+Result<KvStore::KeyCount> KvStore::count_keys(DurableFence& fence) {
   read_fence(fence);
-  uint64_t n = 0;
+  KeyCount count;
   const int64_t now = now_ms_();
   CL_RETURN_IF_ERROR(engine_->scan(std::nullopt, [&](std::string_view, std::string_view stored) {
     auto v = decode_value(stored);
-    n += v && !v->expired(now) ? 1 : 0;
+    if (!v || v->expired(now)) return true;
+    ++count.keys;
+    count.expiring += v->expire_at_ms != 0 ? 1 : 0;
     return true;
   }));
-  return n;
+  return count;
 }
 
 Status KvStore::durable_all(DurableFence& fence) {

@@ -123,7 +123,12 @@ class KvStore {
   [[nodiscard]] Result<uint64_t> scan(uint64_t cursor, std::optional<std::string_view> pattern,
                                       uint64_t count, std::vector<std::string>* keys,
                                       DurableFence& fence);
-  [[nodiscard]] Result<uint64_t> size(DurableFence& fence);
+  // The live keys, and of them those with an expiry (INFO's `expires`).
+  struct KeyCount {
+    uint64_t keys = 0;
+    uint64_t expiring = 0;
+  };
+  [[nodiscard]] Result<KeyCount> count_keys(DurableFence& fence);
   // WAITAOF: every write so far durable once `fence` is (or, when the policy
   // does not fence, after a sync of the log).
   [[nodiscard]] Status durable_all(DurableFence& fence);

@@ -163,14 +163,14 @@ std::string Server::info(std::span<const std::string_view> sections) {
   }
   if (wanted("keyspace")) {
     out += "# Keyspace\r\n";
-    // Counted while RocksDB's estimate is small; past it the estimate, so
-    // that INFO stays cheap on a large store.
-    uint64_t keys = data_.engine().property("rocksdb.estimate-num-keys");
+    // Counted while RocksDB's estimate is small; past it the estimate, and
+    // no expires, so that INFO stays cheap on a large store.
+    KvStore::KeyCount count{.keys = data_.engine().property("rocksdb.estimate-num-keys")};
     DurableFence unused;
-    if (keys <= kCountKeysUpTo) {
-      if (auto counted = data_.store().size(unused); counted.ok()) keys = *counted;
+    if (count.keys <= kCountKeysUpTo) {
+      if (auto counted = data_.store().count_keys(unused); counted.ok()) count = *counted;
     }
-    if (keys > 0) line("db0", fmt::format("keys={},expires=0,avg_ttl=0", keys));
+    if (count.keys > 0) line("db0", fmt::format("keys={},expires={},avg_ttl=0", count.keys, count.expiring));
     out += "\r\n";
   }
   return out;
