@@ -106,7 +106,10 @@ void Loader::collect(const YAML::Node& root) {
       }
     } else if (!k->supported()) {
       if (k->harmless == nullptr || !k->harmless->accepts(config::show_written(it->second))) {
-        report_.warn(line, fmt::format("{} is not supported and is ignored", key));
+        // The key's doc says what it was for and why it has no place here.
+        std::string_view why = k->doc;
+        if (why.ends_with('.')) why.remove_suffix(1);
+        report_.warn(line, fmt::format("{} is not supported and is ignored: {}", key, why));
       }
     } else if (auto [first, inserted] = written_.emplace(key, Setting{key, it->second, line, key == k->old_name});
                !inserted) {

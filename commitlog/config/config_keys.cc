@@ -123,8 +123,10 @@ std::vector<KeySpec> make_keys() {
        .doc = "periodic: appends block while the last completed fsync started longer ago than this.",
        // A producer told to wait wakes after a sync starts and asks again:
        // below a millisecond it would be too late every time and wait for ever.
+       // A period that is not positive is its own error, and the cause of this one.
        .check = [](const Options& o) -> std::string {
-         return o.sync_policy == "periodic" && o.policy.lag_block < milliseconds(1)
+         return o.sync_policy == "periodic" && o.policy.sync_period > Duration::zero() &&
+                        o.policy.lag_block < milliseconds(1)
                     ? "must be at least 1ms when commitlog_sync is periodic" : "";
        },
        .depends_on = "commitlog_sync",

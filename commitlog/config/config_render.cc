@@ -37,8 +37,8 @@ key table by `commitlog config --reference`; a test checks that it matches.
 `commitlog config FILE` prints every effective setting and the line it came from
 (`--format text|json|yaml`; `yaml` prints a file that loads back to the same settings).
 Every problem of a file is reported at once, in line order, each naming the file, line, key and
-value; the exit code is then 2. Keys that are not the commit log's are ignored silently. These are
-warnings, and errors with `--strict`:
+value; the exit code is then 2 (1, after the settings, for one this machine refuses: `direct` on
+tmpfs). Keys not the commit log's are ignored silently. These are warnings, errors with `--strict`:
 
 - a key within two edits of a known key, or a known key without its `commitlog_` prefix
   (`did you mean commitlog_sync?`);

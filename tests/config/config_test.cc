@@ -407,6 +407,11 @@ TEST_CASE("config: group needs a window") {
         milliseconds(15));
   // periodic's own requirement, from its factory.
   CHECK_FALSE(load_config_string("commitlog_sync_period: 0ms", "t.yaml").ok());
+  // Only the period is named: the lag block it derives is its consequence.
+  Result<LoadedConfig> no_period = load_config_string("commitlog_sync: periodic\ncommitlog_sync_period: 0ms\n", "t.yaml");
+  REQUIRE_FALSE(no_period.ok());
+  CHECK(no_period.status().message() ==
+        "t.yaml:2: commitlog_sync_period: '0ms' must be greater than 0 when commitlog_sync is periodic");
 }
 
 TEST_CASE("config: effective settings say where each value came from") {
@@ -447,7 +452,8 @@ TEST_CASE("config: effective settings say where each value came from") {
   CHECK(setting(c, "commitlog_compression").value == "");
   CHECK(setting(c, "commitlog_compression").note == "none");
   REQUIRE(c.warnings.size() == 4);
-  CHECK(c.warnings[0] == "t.yaml:3: commitlog_periodic_queue_size is not supported and is ignored");
+  CHECK(c.warnings[0] ==
+        "t.yaml:3: commitlog_periodic_queue_size is not supported and is ignored: Cassandra 2's queue of periodic appends");
   CHECK(c.warnings[1].starts_with("t.yaml:5: commitlog_sync_batch_window_in_ms "));
   CHECK(c.warnings[2].starts_with("t.yaml:6: periodic_commitlog_sync_lag_block_x "));
   CHECK(c.warnings[3].starts_with("t.yaml:7: commitlog_ext_marker_intervall "));
