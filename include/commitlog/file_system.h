@@ -35,6 +35,7 @@
 #else
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -78,6 +79,18 @@ class COMMITLOG_EXPORT File {
   // they may or may not become durable with it. The default is write_at()
   // then sync().
   virtual Status write_at_durable(uint64_t offset, std::span<const std::byte> data);
+  // Writes all of `data` at `offset`, as write_at() does, while the caller
+  // is still producing it (encrypting it, say): `data` goes in pieces of
+  // `piece` bytes (the last may be shorter), and before a piece is written
+  // `fill(end)` is called to make data[0, end) final, `end` being that
+  // piece's end. A file may write one piece while the next is filled (the
+  // POSIX file system's direct files do, with asynchronous I/O); the default
+  // fills and writes one piece after another. A `fill` that returns false
+  // stops the write: the call returns an error, having written some pieces
+  // or none, and no write is in flight once it returns. Direct I/O: `piece`
+  // is a multiple of the block size and each piece as write_at() requires.
+  virtual Status write_filled_at(uint64_t offset, std::span<const std::byte> data, size_t piece,
+                                 const std::function<bool(size_t end)>& fill);
   // Reads up to out.size() bytes at `offset`; returns how many were read
   // (fewer only at the end of the file).
   virtual Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) = 0;

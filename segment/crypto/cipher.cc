@@ -30,16 +30,30 @@ bool key_wrap(bool wrap, const Key& kek, std::span<const std::byte> in, std::spa
   return ok;
 }
 
-// GCM encryption with the key schedule `c` holds.
+// GCM encryption with the key schedule `c` holds, in three steps.
+bool start_with(EVP_CIPHER_CTX* c, std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad) {
+  int n = 0;
+  return c != nullptr && aad.size() <= INT_MAX &&
+         EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, u(nonce.data())) == 1 &&
+         EVP_EncryptUpdate(c, nullptr, &n, u(aad.data()), static_cast<int>(aad.size())) == 1;
+}
+
+bool next_with(EVP_CIPHER_CTX* c, std::span<const std::byte> in, std::byte* out) {
+  int n = 0;
+  return c != nullptr && in.size() <= INT_MAX && EVP_EncryptUpdate(c, u(out), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
+         static_cast<size_t>(n) == in.size();
+}
+
+bool finish_with(EVP_CIPHER_CTX* c, std::byte* tag) {
+  unsigned char none[1];
+  int n = 0;
+  return c != nullptr && EVP_EncryptFinal_ex(c, none, &n) == 1 && n == 0 &&
+         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), u(tag)) == 1;
+}
+
 bool seal_with(EVP_CIPHER_CTX* c, std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
                std::span<const std::byte> in, std::byte* out, std::byte* tag) {
-  if (c == nullptr || in.size() > INT_MAX) return false;
-  int n = 0;
-  return EVP_EncryptInit_ex(c, nullptr, nullptr, nullptr, u(nonce.data())) == 1 &&
-         EVP_EncryptUpdate(c, nullptr, &n, u(aad.data()), static_cast<int>(aad.size())) == 1 &&
-         EVP_EncryptUpdate(c, u(out), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
-         EVP_EncryptFinal_ex(c, u(out) + n, &n) == 1 &&
-         EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), u(tag)) == 1;
+  return start_with(c, nonce, aad) && next_with(c, in, out) && finish_with(c, tag);
 }
 
 // One thread's encryption context for SharedSealer, and the sealer whose
@@ -101,18 +115,33 @@ SharedSealer::SharedSealer(const Key& key)
 
 SharedSealer::~SharedSealer() { OPENSSL_cleanse(key_.data(), key_.size()); }
 
-bool SharedSealer::seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
-                        std::span<const std::byte> in, std::byte* out, std::byte* tag) const {
+// The calling thread's context, keyed with this sealer's key; null when
+// libcrypto failed.
+void* SharedSealer::context() const {
   thread_local ThreadContext mine;
-  EVP_CIPHER_CTX* c = mine.ctx;
-  if (c == nullptr) return false;
+  if (mine.ctx == nullptr) return nullptr;
   if (mine.serial != serial_) {
     mine.serial = 0;
-    if (EVP_EncryptInit_ex(c, EVP_aes_256_gcm(), nullptr, u(key_.data()), nullptr) != 1) return false;
+    if (EVP_EncryptInit_ex(mine.ctx, EVP_aes_256_gcm(), nullptr, u(key_.data()), nullptr) != 1) return nullptr;
     mine.serial = serial_;
   }
-  return seal_with(c, nonce, aad, in, out, tag);
+  return mine.ctx;
 }
+
+bool SharedSealer::seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
+                        std::span<const std::byte> in, std::byte* out, std::byte* tag) const {
+  return seal_with(ctx(context()), nonce, aad, in, out, tag);
+}
+
+bool SharedSealer::start(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad) const {
+  return start_with(ctx(context()), nonce, aad);
+}
+
+bool SharedSealer::next(std::span<const std::byte> in, std::byte* out) const {
+  return next_with(ctx(context()), in, out);
+}
+
+bool SharedSealer::finish(std::byte* tag) const { return finish_with(ctx(context()), tag); }
 
 bool Gcm::open(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
                std::span<const std::byte> in, std::byte* out, const std::byte* tag) {

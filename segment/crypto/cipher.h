@@ -45,8 +45,17 @@ class SharedSealer {
   // to `tag`. False only when libcrypto fails.
   [[nodiscard]] bool seal(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad,
                           std::span<const std::byte> in, std::byte* out, std::byte* tag) const;
+  // seal() in pieces, for an input stored as it is sealed: start(), then
+  // next() over the input's pieces in order, each encrypted to `out` (the
+  // same size), then finish(). The calling thread seals nothing else in
+  // between. False only when libcrypto fails.
+  [[nodiscard]] bool start(std::span<const std::byte, kNonceSize> nonce, std::span<const std::byte> aad) const;
+  [[nodiscard]] bool next(std::span<const std::byte> in, std::byte* out) const;
+  [[nodiscard]] bool finish(std::byte* tag) const;
 
  private:
+  void* context() const;  // EVP_CIPHER_CTX
+
   Key key_;
   const uint64_t serial_;  // unique among sealers: which key a thread's context holds
 };

@@ -4,6 +4,7 @@
 // helpers written on top of the interface.
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -25,6 +26,17 @@ Status File::write_gathered_at(uint64_t offset, std::span<const std::span<const 
 Status File::write_at_durable(uint64_t offset, std::span<const std::byte> data) {
   CL_RETURN_IF_ERROR(write_at(offset, data));
   return sync();
+}
+
+Status File::write_filled_at(uint64_t offset, std::span<const std::byte> data, size_t piece,
+                             const std::function<bool(size_t end)>& fill) {
+  if (piece == 0) return Status::invalid_argument("a filled write in pieces of 0 bytes");
+  for (size_t at = 0; at < data.size(); at += piece) {
+    const size_t end = std::min(data.size(), at + piece);
+    if (!fill(end)) return Status::io_error("a filled write stopped: its bytes could not be made");
+    CL_RETURN_IF_ERROR(write_at(offset + at, data.subspan(at, end - at)));
+  }
+  return {};
 }
 
 Status File::truncate(uint64_t size) {

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "commitlog/file_system.h"
+#include "segment/platform/async_direct_writes.h"
 #include "segment/platform/direct_io_probe.h"
 
 namespace commitlog {
@@ -116,6 +117,15 @@ class PosixFile final : public File {
       offset += static_cast<uint64_t>(n);
     }
     return {};
+  }
+
+  // Buffered writes are copies into the page cache: nothing to overlap.
+  Status write_filled_at(uint64_t offset, std::span<const std::byte> data, size_t piece,
+                         const std::function<bool(size_t end)>& fill) override {
+    if (direct_) {
+      if (auto written = write_filled_async(fd_, path_, offset, data, piece, fill)) return *written;
+    }
+    return File::write_filled_at(offset, data, piece, fill);
   }
 
   Result<size_t> read_at(uint64_t offset, std::span<std::byte> out) override {

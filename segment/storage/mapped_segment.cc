@@ -194,30 +194,59 @@ Result<bool> MappedSegment::write_entry(uint64_t offset, uint32_t table, uint64_
   std::byte* stored = entry + format::kEntryHeaderSize;
   const uint64_t stored_size = format::stored_payload_size(payload.size(), info_.flags);
   const auto length = static_cast<uint32_t>(format::kEntryHeaderSize + stored_size);
-  // A sealed payload is encrypted straight into the image, which then holds
-  // what a direct write takes.
-  // If libcrypto fails, the entry is still published, as zeros that never
-  // open (no plaintext reaches the file), and the caller fails the log.
-  std::span<const std::byte> bytes = payload;
+  bool went_direct = false;
   Status sealed;
   if (sealer_) {
-    if (!sealer_->seal(entry_nonce(info_.id, offset), entry_aad(length, table, time_us, info_.id, offset), payload,
-                       stored, stored + payload.size())) {
+    // Encrypted straight into the image, which then holds what a direct
+    // write takes, piece by piece as the sealing goes. If libcrypto fails,
+    // the entry is still published, as zeros that never open (no plaintext
+    // reaches the file), and the caller fails the log.
+    Result<bool> sealed_direct = seal_entry(offset, length, table, time_us, payload, direct, caller_blocks_thread);
+    if (sealed_direct.ok()) {
+      went_direct = *sealed_direct;
+    } else {
       std::memset(stored, 0, stored_size);
-      sealed = Status::io_error("AES-256-GCM failed in libcrypto for an entry of segment " + std::to_string(info_.id));
+      sealed = sealed_direct.status();
     }
-    bytes = {stored, stored_size};
+  } else {
+    went_direct = direct && !payload.empty() &&
+                  storage_->write_direct(offset + format::kEntryHeaderSize, payload, caller_blocks_thread);
+    if (!went_direct && !payload.empty()) std::memcpy(stored, payload.data(), payload.size());
   }
   std::byte header[format::kEntryHeaderSize];
+  const std::span<const std::byte> bytes = sealer_ ? std::span<const std::byte>(stored, stored_size) : payload;
   encode_entry_header(header, {length, table, time_us, checksum(bytes)}, info_.id, offset);
-  const bool went_direct = direct && !bytes.empty() &&
-                           storage_->write_direct(offset + format::kEntryHeaderSize, bytes, caller_blocks_thread);
-  if (!went_direct && !sealer_ && !payload.empty()) std::memcpy(stored, payload.data(), payload.size());
   std::memcpy(entry + 4, header + 4, format::kEntryHeaderSize - 4);
   // The length goes last: the sync thread reads a non-zero length as "this
   // entry is complete" (see wait_for_published).
   length_field(entry).store(length, std::memory_order_release);
   if (!sealed.ok()) return sealed;
+  return went_direct;
+}
+
+Result<bool> MappedSegment::seal_entry(uint64_t offset, uint32_t length, uint32_t table, uint64_t time_us,
+                                       std::span<const std::byte> payload, bool direct, bool caller_blocks_thread) {
+  const uint64_t stored_at = offset + format::kEntryHeaderSize;
+  std::byte* stored = base_ + stored_at;
+  bool ok = sealer_->start(entry_nonce(info_.id, offset), entry_aad(length, table, time_us, info_.id, offset));
+  size_t sealed = 0;  // payload bytes encrypted so far
+  bool tagged = false;
+  auto fill = [&](uint64_t end) {
+    const uint64_t upto = std::min<uint64_t>(end - stored_at, payload.size());
+    if (ok && upto > sealed) {
+      ok = sealer_->next(payload.subspan(sealed, upto - sealed), stored + sealed);
+      sealed = upto;
+    }
+    if (ok && !tagged && end - stored_at > payload.size()) {
+      ok = sealer_->finish(stored + payload.size());
+      tagged = true;
+    }
+    return ok;
+  };
+  const uint64_t stored_size = length - format::kEntryHeaderSize;
+  const bool went_direct = direct && storage_->write_direct_filled(stored_at, stored_size, caller_blocks_thread, fill);
+  if (!direct) (void)fill(stored_at + stored_size);
+  if (!ok) return Status::io_error("AES-256-GCM failed in libcrypto for an entry of segment " + std::to_string(info_.id));
   return went_direct;
 }
 

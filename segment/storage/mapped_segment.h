@@ -171,6 +171,10 @@ class MappedSegment {
   MappedSegment(std::unique_ptr<SegmentStorage> storage, const Clock& clock, std::string path,
                 SegmentFileInfo info, std::unique_ptr<crypto::SharedSealer> sealer);
   void write_marker(uint64_t at, uint64_t next);
+  // write_entry()'s sealing of `payload` into the image, as `direct` has it
+  // written; returns whether it went direct, or why libcrypto failed.
+  Result<bool> seal_entry(uint64_t offset, uint32_t length, uint32_t table, uint64_t time_us,
+                          std::span<const std::byte> payload, bool direct, bool caller_blocks_thread);
 
   std::unique_ptr<SegmentStorage> storage_;
   const std::unique_ptr<crypto::SharedSealer> sealer_;  // sealed entries: the data key

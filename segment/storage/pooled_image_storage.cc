@@ -25,9 +25,37 @@ bool PooledImageStorage::write_direct(uint64_t offset, std::span<const std::byte
   if (waits_for_device() && (!caller_blocks_thread || !flushing_.load(std::memory_order_relaxed))) return false;
   if (payload.data() != image_ + offset) std::memcpy(image_ + offset, payload.data(), payload.size());
   if (!file_->write_at(range.first, {image_ + range.first, range.second - range.first}).ok()) return false;
+  note_written(range);
+  return true;
+}
+
+// Pieces of the filled write: each is one device request (which in a
+// virtual machine costs an exit to submit), so large ones; a payload of
+// several overlaps the filling of each with the device's write of the one
+// before.
+constexpr size_t kFillPiece = 1 << 20;
+
+// As in write_direct(), the producer's write pays when it overlaps
+// something: a running flush's commit, or here also the filling of the
+// payload's later pieces.
+bool PooledImageStorage::write_direct_filled(uint64_t offset, uint64_t length, bool caller_blocks_thread,
+                                             const std::function<bool(uint64_t end)>& fill) {
+  const Range range = producer_range(offset, offset + length);
+  const bool overlaps = flushing_.load(std::memory_order_relaxed) || range.second - range.first > kFillPiece;
+  if (range.second <= range.first || (waits_for_device() && (!caller_blocks_thread || !overlaps))) {
+    (void)fill(offset + length);
+    return false;
+  }
+  const Status written = file_->write_filled_at(range.first, {image_ + range.first, range.second - range.first},
+                                                kFillPiece, [&](size_t end) { return fill(range.first + end); });
+  if (!fill(offset + length) || !written.ok()) return false;
+  note_written(range);
+  return true;
+}
+
+void PooledImageStorage::note_written(Range range) {
   std::lock_guard lock(written_mu_);
   written_.push_back(range);
-  return true;
 }
 
 Status PooledImageStorage::commit(const StagedWrite&) const {

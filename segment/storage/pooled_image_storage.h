@@ -33,6 +33,8 @@ class PooledImageStorage : public SegmentStorage {
  public:
   Status commit(const StagedWrite&) const override;
   bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool caller_blocks_thread) override;
+  bool write_direct_filled(uint64_t offset, uint64_t length, bool caller_blocks_thread,
+                           const std::function<bool(uint64_t end)>& fill) override;
 
  protected:
   using Range = std::pair<uint64_t, uint64_t>;  // [first, second) of the file
@@ -54,6 +56,8 @@ class PooledImageStorage : public SegmentStorage {
   // forget_written_below(to): a failed stage's retry covers them again.
   std::vector<Range> ranges_to_write(uint64_t from, uint64_t to);
   void forget_written_below(uint64_t to);
+  // A producer wrote `range`: stage() leaves it out.
+  void note_written(Range range);
 
   const std::unique_ptr<File> file_;
   PooledBuffer buffer_;

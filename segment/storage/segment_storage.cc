@@ -271,6 +271,11 @@ class CompressedStorage final : public SegmentStorage {
 
 }  // namespace
 
+bool SegmentStorage::write_direct_filled(uint64_t offset, uint64_t length, bool caller_blocks_thread,
+                                         const std::function<bool(uint64_t end)>& fill) {
+  return fill(offset + length) && write_direct(offset, {image_ + offset, length}, caller_blocks_thread);
+}
+
 Result<std::unique_ptr<SegmentStorage>> make_mapped_storage(std::unique_ptr<File> file,
                                                             uint64_t capacity,
                                                             std::span<const std::byte> header) {

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -98,6 +99,17 @@ class SegmentStorage {
   // place): nothing is copied then, and mapped has nothing left to do.
   // REQUIRES: called before the entry is published (its length stored).
   virtual bool write_direct(uint64_t offset, std::span<const std::byte> payload, bool caller_blocks_thread) = 0;
+  // Producers: as write_direct(), for a payload made in the image as it is
+  // stored (an entry sealed in place): `fill(end)` makes image bytes
+  // [offset, end) final, called with rising `end` up to offset + length, or
+  // until it returns false. On return it has been called up to there or has
+  // failed; the result says whether this wrote the range, as write_direct()'s.
+  // Standard and direct write its whole blocks piece by piece, each as soon
+  // as it is filled, so the device writes one while the next is made (direct
+  // I/O: whether or not a flush is running); the others fill it all, then
+  // write_direct() it.
+  virtual bool write_direct_filled(uint64_t offset, uint64_t length, bool caller_blocks_thread,
+                                   const std::function<bool(uint64_t end)>& fill);
   // A hint, from the sync or allocator thread: producers are about to write
   // image bytes [offset, offset + length). Mapped: makes the pages wholly
   // inside it writable now (File::prefault_mapped), so that a producer takes no page

@@ -125,6 +125,51 @@ TEST_CASE("posix direct I/O: a gathered write puts its blocks one after another,
   CHECK(refused.message().find(dir.file("segment")) != std::string::npos);
 }
 
+// A filled write of 3.5 pieces through a file opened `mode` (direct: with
+// asynchronous I/O, buffered: the interface's default), whose fill makes a
+// piece's bytes only when asked and fails when asked for piece `fail_at`.
+void check_filled_write(OpenMode mode, size_t fail_at) {
+  TempDir dir;
+  if (on_tmpfs(dir.path())) return;
+  const uint64_t block = posix_file_system()->direct_io_block_size(dir.path()).value();
+  const uint64_t piece = 16 * block, length = 3 * piece + piece / 2;
+  std::unique_ptr<File> file = new_direct_file(dir.file("segment"), length + block);
+  if (mode != OpenMode::kReadWriteDirect) file = posix_file_system()->open(dir.file("segment"), mode).value();
+  AlignedBytes data = aligned(length, 0);
+  std::vector<size_t> ends;
+  const Status written = file->write_filled_at(block, {data.get(), length}, piece, [&](size_t end) {
+    if (ends.size() == fail_at) return false;
+    const size_t from = ends.empty() ? 0 : ends.back();
+    for (size_t i = from; i < end; ++i) data.get()[i] = static_cast<std::byte>(1 + i / piece);
+    ends.push_back(end);
+    return true;
+  });
+  auto whole = read_whole_file(*posix_file_system(), dir.file("segment"));
+  REQUIRE(whole.ok());
+  CHECK((*whole)[block - 1] == std::byte{0});
+  if (fail_at > 3) {
+    REQUIRE_MESSAGE(written.ok(), written.to_string());
+    CHECK(ends == std::vector<size_t>{piece, 2 * piece, 3 * piece, length});
+    CHECK(std::memcmp(whole->data() + block, data.get(), length) == 0);
+    return;
+  }
+  CHECK_FALSE(written.ok());
+  CHECK(ends.size() == fail_at);
+  // The pieces filled before were written; nothing from the failed one on.
+  CHECK(std::memcmp(whole->data() + block, data.get(), fail_at * piece) == 0);
+  CHECK((*whole)[block + fail_at * piece] == std::byte{0});
+  CHECK((*whole)[block + length - 1] == std::byte{0});
+}
+
+TEST_CASE("posix: a filled write fills each piece before it is written, and a failed fill stops it") {
+  for (OpenMode mode : {OpenMode::kReadWriteDirect, OpenMode::kReadWrite}) {
+    CAPTURE(static_cast<int>(mode));
+    check_filled_write(mode, 100);  // all of it
+    check_filled_write(mode, 0);
+    check_filled_write(mode, 2);
+  }
+}
+
 TEST_CASE("posix: a gathered write of more pieces than one call takes writes them all in order") {
   TempDir dir;
   auto file = posix_file_system()->open(dir.file("f"), OpenMode::kCreateNew);
