@@ -134,16 +134,20 @@ struct LoopShape {
   std::string config;  // the lines of a commitlog.yaml the runs take, e.g. a disk access mode
   const char* last_seconds = "0.3";  // how long the last, clean run appends
   int min_delay_ms = kMinDelayMs, max_delay_ms = kMaxDelayMs;
+  // The workload: small segments and large payloads, so that runs switch
+  // segments, from two threads of four fibers each.
+  const char* segment_size = "64KiB";
+  const char* max_size = kMaxSize;
+  const char* fibers = "4";
 };
 
 // Runs the loop in a fresh directory and returns what it saw.
 LoopResult kill_loop(const LoopShape& shape) {
   testing::TempDir tmp;
   const std::string dir = tmp.file("log"), acks = tmp.file("acks");
-  // Small segments and large payloads, so that runs switch segments.
-  const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", kMaxSize};
-  std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", "64KiB", "--producers", "2",
-                                     "--fibers", "4"};
+  const std::vector<std::string> workload = {"--dir", dir, "--acks", acks, "--max-size", shape.max_size};
+  std::vector<std::string> driver = {COMMITLOG_CLI, "stress", "--segment-size", shape.segment_size, "--producers", "2",
+                                     "--fibers", shape.fibers};
   if (!shape.config.empty()) {
     const std::string yaml = tmp.file("commitlog.yaml");
     std::ofstream(yaml) << shape.config;
@@ -385,6 +389,29 @@ TEST_CASE("kill -9 loop: encrypted, every access mode, sealed entries and LZ4, d
       CHECK(r.appending_runs > kEncryptedCycles / 2);
     }
   }
+}
+
+// Sealed payloads up to 3 MiB from plain threads in direct: those of more
+// than a MiB are written as they are sealed, a MiB at a time, by their
+// producers (asynchronous I/O), which a kill stops with pieces in flight.
+TEST_CASE("kill -9 loop: encrypted direct, payloads of several MiB written as they are sealed") {
+  constexpr int kLargeCycles = 8;
+  testing::TempDir keys_dir;
+  const std::string keys = keys_dir.file("keys");
+  testing::write_key_file(keys, {1});
+  const std::string config = fmt::format(
+      "commitlog_disk_access_mode: direct\ntransparent_data_encryption_options:\n  enabled: true\n"
+      "  key_provider:\n    - class_name: FileKeyProvider\n      parameters:\n        - key_file: {}\n",
+      keys);
+  const LoopResult r = kill_loop({.policies = {{"--policy", "batch"}, {"--policy", "adaptive"}},
+                                  .cycles = kLargeCycles,
+                                  .config = config,
+                                  .segment_size = "16MiB",
+                                  .max_size = "3MiB",
+                                  .fibers = "1"});
+  report("batch and adaptive, direct encrypted, up to 3 MiB", r, kLargeCycles);
+  CHECK(r.appending_runs > kLargeCycles / 2);
+  CHECK(field(r.last_run, "stress: done", "direct_writes").value_or(0) > 0);
 }
 
 TEST_CASE("kill -9 loop: periodic loses nothing the log had sealed") {

@@ -40,6 +40,7 @@
 //           segments_deleted=<n> spare_segments=<n>     (--discard, after each)
 //   stress: done seconds=<s> acked=<n> flushes=<n> segment_switches=<n>
 //           discards=<n> segments_recycled=<n> segments_deleted=<n>
+//           direct_writes=<n: payloads that bypassed the segment image>
 //   stress check: OK|FAILED replayed=<n> producers=<n> acks=<n> lost=<n> ...
 // lost_acks at start counts acknowledgements in FILE whose mutation the log
 // does not hold and that no discard covered: always 0 for batch, group and
@@ -247,9 +248,9 @@ int drive(const StressArgs& args) {
   const MetricsSnapshot metrics = (*log)->metrics();
   if (ack_fd >= 0) ::close(ack_fd);
   say("stress: done seconds={:.3f} acked={} flushes={} segment_switches={} discards={} segments_recycled={}"
-      " segments_deleted={}\n",
+      " segments_deleted={} direct_writes={}\n",
       seconds, driver.acked(), stats.flushes, stats.segment_switches, driver.discards(), metrics.segments_recycled,
-      metrics.segments_deleted);
+      metrics.segments_deleted, metrics.direct_writes);
   for (const Status& status : {driver.error(), closed}) {
     if (!status.ok()) {
       fmt::print(stderr, "commitlog stress: {}\n", status.to_string());
@@ -337,7 +338,7 @@ void add_stress_command(CLI::App& app, int& exit_code) {
                           ->check(CLI::PositiveNumber);
   args->segment_size_flag = add_size_option(cmd, "--segment-size", &args->segment_size, "commitlog_segment_size");
   cmd->add_option("--producers", args->threads, "producer threads (N)")->check(CLI::Range(1, 1024))->capture_default_str();
-  cmd->add_option("--fibers", args->fibers, "fibers per producer thread (M)")
+  cmd->add_option("--fibers", args->fibers, "fibers per producer thread (M; 1: the thread appends itself)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--duration", args->duration, "seconds to run, then close the log; 0: until killed")

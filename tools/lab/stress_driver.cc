@@ -40,6 +40,11 @@ void Driver::run() {
   std::vector<std::thread> threads;
   for (int t = 0; t < options_.threads; ++t) {
     threads.emplace_back([this, t] {
+      if (options_.fibers == 1) {  // the thread appends itself, as a plain-thread producer
+        const auto p = static_cast<uint64_t>(t);
+        produce(p, p < next_.size() ? next_[p] : 0);
+        return;
+      }
       std::vector<boost::fibers::fiber> fibers;
       for (int f = 0; f < options_.fibers; ++f) {
         const auto p = static_cast<uint64_t>(t) * static_cast<uint64_t>(options_.fibers) +

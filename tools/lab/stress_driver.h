@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The producers of one `commitlog stress` run (stress_command.cc): N threads
-// of M fibers, producer P = t*M + f appending the workload of
-// stress_workload.h from its resume point, writing an ack line per
-// acknowledged append (stress_acks.h), and with `discard` the store's
-// flushes that discard the log behind them (stress_discarder.h).
+// of M fibers (M = 1: the thread itself appends, a plain-thread producer),
+// producer P = t*M + f appending the workload of stress_workload.h from its
+// resume point, writing an ack line per acknowledged append
+// (stress_acks.h), and with `discard` the store's flushes that discard the
+// log behind them (stress_discarder.h).
 #pragma once
 
 #include <atomic>
