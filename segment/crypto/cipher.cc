@@ -40,7 +40,8 @@ bool start_with(EVP_CIPHER_CTX* c, std::span<const std::byte, kNonceSize> nonce,
 
 bool next_with(EVP_CIPHER_CTX* c, std::span<const std::byte> in, std::byte* out) {
   int n = 0;
-  return c != nullptr && in.size() <= INT_MAX && EVP_EncryptUpdate(c, u(out), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
+  return c != nullptr && in.size() <= INT_MAX &&
+         EVP_EncryptUpdate(c, u(out), &n, u(in.data()), static_cast<int>(in.size())) == 1 &&
          static_cast<size_t>(n) == in.size();
 }
 

@@ -246,7 +246,9 @@ Result<bool> MappedSegment::seal_entry(uint64_t offset, uint32_t length, uint32_
   const uint64_t stored_size = length - format::kEntryHeaderSize;
   const bool went_direct = direct && storage_->write_direct_filled(stored_at, stored_size, caller_blocks_thread, fill);
   if (!direct) (void)fill(stored_at + stored_size);
-  if (!ok) return Status::io_error("AES-256-GCM failed in libcrypto for an entry of segment " + std::to_string(info_.id));
+  if (!ok) {
+    return Status::io_error("AES-256-GCM failed in libcrypto for an entry of segment " + std::to_string(info_.id));
+  }
   return went_direct;
 }
 
